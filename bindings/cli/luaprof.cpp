@@ -1,0 +1,289 @@
+// luaprof: runs a Lua script the way lua5.4 does (same `arg`, exit status and error messages)
+// under the sampling profiler, and prints the flat report when the script ends.
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+
+#include "lua_attach.hpp"
+#include "profiler_module.hpp"
+#include "scriptprof/atomic_file.hpp"
+#include "scriptprof/statprof_flat_report.hpp"
+
+using scriptprof::lua::LuaSampler;
+
+namespace {
+
+// Messages carry the interpreter's name so they read exactly as lua5.4's.
+const char kProgName[] = "lua5.4";
+
+struct Options {
+  scriptprof::lua::SamplerSettings sampler;
+  std::string report_file;  // empty: stdout
+  int script = 0;           // argv index of the script
+};
+
+struct Run {
+  lua_State* L = nullptr;
+  LuaSampler* sampler = nullptr;
+  std::shared_ptr<scriptprof::Profile> profile;
+  std::string report_file;
+  bool reported = false;
+};
+Run g_run;  // one run per process; atexit needs it (os.exit skips main's epilogue)
+
+void usage(FILE* out) {
+  std::fprintf(out,
+      "usage: luaprof [options] script.lua [args...]\n"
+      "Runs script.lua as lua5.4 would and prints a statprof flat profile when it ends.\n"
+      "  --hz N            samples per second of the chosen clock (default 100, max 100000)\n"
+      "  --clock cpu|wall  time the script runs on a CPU (default) or elapsed time\n"
+      "  --calls           count every call exactly (slower)\n"
+      "  --full-stacks     keep every sample, not only the call tree\n"
+      "  --report FILE     write the report to FILE instead of standard output\n"
+      "  --help            this text\n"
+      "  --version         the profiler's version\n"
+      "  --                end of options\n");
+}
+
+[[noreturn]] void bad_usage(const std::string& message) {
+  std::fprintf(stderr, "luaprof: %s\n", message.c_str());
+  usage(stderr);
+  std::exit(EXIT_FAILURE);
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  int i = 1;
+  auto value = [&](const char* name) -> std::string {
+    if (i + 1 >= argc) bad_usage(std::string(name) + " needs a value");
+    return argv[++i];
+  };
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.size() < 2 || a[0] != '-') break;  // the script ("-" is stdin, as for lua5.4)
+    if (a == "--hz") {
+      std::string v = value("--hz");
+      char* end = nullptr;
+      errno = 0;
+      double hz = std::strtod(v.c_str(), &end);
+      std::string error;
+      if (end == v.c_str() || *end != '\0' || errno == ERANGE)
+        bad_usage("--hz: '" + v + "' is not a number");
+      if (!scriptprof::lua::parse_hz(hz, &o.sampler.period_ns, &error)) bad_usage("--hz: " + error);
+    } else if (a == "--clock") {
+      std::string v = value("--clock");
+      if (v == "cpu") o.sampler.clock = scriptprof::TimerClock::Cpu;
+      else if (v == "wall") o.sampler.clock = scriptprof::TimerClock::Wall;
+      else bad_usage("--clock must be cpu or wall, got '" + v + "'");
+    } else if (a == "--calls") {
+      o.sampler.count_calls = true;
+    } else if (a == "--full-stacks") {
+      o.sampler.full_stacks = true;
+    } else if (a == "--report") {
+      o.report_file = value("--report");
+    } else if (a == "--help" || a == "-h") {
+      usage(stdout);
+      std::exit(EXIT_SUCCESS);
+    } else if (a == "--version") {
+      std::printf("luaprof (scriptprof) 0.1.0, %s\n", LUA_RELEASE);
+      std::exit(EXIT_SUCCESS);
+    } else {
+      bad_usage("unknown option '" + a + "'");
+    }
+  }
+  if (i >= argc) bad_usage("no script given");
+  o.script = i;
+  return o;
+}
+
+// Stops the profiler (if the state still runs) and prints the report, once.
+void finish_report() {
+  if (g_run.reported || !g_run.profile) return;
+  g_run.reported = true;
+  if (g_run.sampler) g_run.sampler->stop();
+  std::fflush(stdout);
+  std::string text = scriptprof::statprof_flat_report(*g_run.profile);
+  if (g_run.report_file.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    std::string error;
+    if (!scriptprof::write_file_atomically(g_run.report_file, text, &error))
+      std::fprintf(stderr, "luaprof: %s\n", error.c_str());
+  }
+}
+
+// ---- What lua.c does, kept identical so scripts cannot tell the difference -----------------
+
+lua_State* g_interrupt_state = nullptr;
+
+void interrupt_hook(lua_State* L, lua_Debug*) {
+  lua_sethook(L, nullptr, 0, 0);
+  luaL_error(L, "interrupted!");
+}
+
+// SIGINT: lua.c's behaviour (raise "interrupted!" in the script), so Ctrl-C still prints the
+// report. Async-signal-safe: signal() and lua_sethook (documented as signal-safe) only.
+void on_sigint(int sig) {
+  signal(sig, SIG_DFL);
+  lua_sethook(g_interrupt_state, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+int message_handler(lua_State* L) {
+  const char* msg = lua_tostring(L, 1);
+  if (msg == nullptr) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+int docall(lua_State* L, int narg, int nres) {
+  int base = lua_gettop(L) - narg;
+  lua_pushcfunction(L, message_handler);
+  lua_insert(L, base);
+  g_interrupt_state = L;
+  signal(SIGINT, on_sigint);
+  int status = lua_pcall(L, narg, nres, base);
+  signal(SIGINT, SIG_DFL);
+  lua_remove(L, base);
+  return status;
+}
+
+void print_message(const char* msg) {
+  std::fprintf(stderr, "%s: %s\n", kProgName, msg);
+  std::fflush(stderr);
+}
+
+int report_status(lua_State* L, int status) {
+  if (status != LUA_OK) {
+    const char* msg = lua_tostring(L, -1);
+    print_message(msg ? msg : "(error object is not a string)");
+    lua_pop(L, 1);
+  }
+  return status;
+}
+
+int run_chunk(lua_State* L, int status) {
+  if (status == LUA_OK) status = docall(L, 0, 0);
+  return report_status(L, status);
+}
+
+// LUA_INIT_5_4, else LUA_INIT: code (or @file) run before the script, as lua.c does.
+int handle_luainit(lua_State* L) {
+  const char* name = "=LUA_INIT_" LUA_VERSION_MAJOR "_" LUA_VERSION_MINOR;
+  const char* init = std::getenv(name + 1);
+  if (init == nullptr) {
+    name = "=LUA_INIT";
+    init = std::getenv(name + 1);
+  }
+  if (init == nullptr) return LUA_OK;
+  if (init[0] == '@') return run_chunk(L, luaL_loadfile(L, init + 1));
+  return run_chunk(L, luaL_loadbuffer(L, init, std::strlen(init), name));
+}
+
+// os.exit(code, true) closes the state before atexit runs: forget the sampler then (the
+// state frees it, stopping it and completing the profile, which we still hold).
+int forget_sampler(lua_State*) {
+  g_run.sampler = nullptr;
+  return 0;
+}
+
+void watch_state_close(lua_State* L) {
+  lua_newuserdatauv(L, 0, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, forget_sampler);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &g_run);
+}
+
+struct MainArgs {
+  int argc;
+  char** argv;
+  const Options* options;
+};
+
+// Runs in protected mode, as lua.c's pmain does (so tracebacks end in "[C]: in ?").
+int protected_main(lua_State* L) {
+  auto* a = static_cast<MainArgs*>(lua_touserdata(L, 1));
+  int script = a->options->script;
+  luaL_checkversion(L);
+  luaL_openlibs(L);
+  // `require "profiler"` inside the script gets this very profiler, not a second copy.
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_profiler);
+  lua_setfield(L, -2, "profiler");
+  lua_pop(L, 1);
+  // The arg table: the script at 0, its arguments at 1.., luaprof and its options below 0.
+  lua_createtable(L, a->argc - script - 1, script + 1);
+  for (int i = 0; i < a->argc; ++i) {
+    lua_pushstring(L, a->argv[i]);
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+  lua_gc(L, LUA_GCGEN, 0, 0);  // as lua.c
+  if (handle_luainit(L) != LUA_OK) return 0;
+
+  const char* fname = a->argv[script];
+  if (std::strcmp(fname, "-") == 0 && std::strcmp(a->argv[script - 1], "--") != 0) fname = nullptr;
+  int status = luaL_loadfile(L, fname);
+  if (status == LUA_OK) {
+    int n = a->argc - script - 1;
+    luaL_checkstack(L, n + 3, "too many arguments to script");
+    for (int i = 1; i <= n; ++i) lua_pushstring(L, a->argv[script + i]);
+    g_run.sampler = scriptprof::lua::attach_sampler(L);
+    g_run.sampler->add_boundary(protected_main);
+    g_run.profile = g_run.sampler->shared_profile();
+    g_run.profile->name = a->argv[script];
+    watch_state_close(L);
+    std::string error;
+    if (!g_run.sampler->start(L, a->options->sampler, &error))
+      return luaL_error(L, "cannot start the profiler: %s", error.c_str());
+    status = docall(L, n, LUA_MULTRET);
+    g_run.sampler->stop();
+  }
+  if (report_status(L, status) != LUA_OK) return 0;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options = parse_options(argc, argv);
+  g_run.report_file = options.report_file;
+  lua_State* L = luaL_newstate();
+  if (L == nullptr) {
+    print_message("cannot create state: not enough memory");
+    return EXIT_FAILURE;
+  }
+  g_run.L = L;
+  std::atexit(finish_report);  // os.exit() leaves through exit(): the report still comes out
+  MainArgs args{argc, argv, &options};
+  lua_pushcfunction(L, protected_main);
+  lua_pushlightuserdata(L, &args);
+  int status = lua_pcall(L, 1, 1, 0);
+  int ok = lua_toboolean(L, -1);
+  report_status(L, status);
+  finish_report();
+  g_run.sampler = nullptr;
+  lua_close(L);
+  return (ok && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,518 @@
+// The Lua module `profiler`: Guile statprof's API in Lua spelling, on the last run.
+#include "profiler_module.hpp"
+
+extern "C" {
+#include <lauxlib.h>
+#include <lualib.h>
+}
+
+#include <algorithm>
+#include <cerrno>
+#include <new>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "lua_attach.hpp"
+#include "scriptprof/atomic_file.hpp"
+#include "scriptprof/call_stats.hpp"
+#include "scriptprof/statprof_flat_report.hpp"
+
+namespace scriptprof::lua {
+
+constexpr double kMaxHz = 100000.0;
+
+bool parse_hz(double hz, std::uint64_t* period_ns, std::string* error) {
+  if (std::isnan(hz) || !(hz > 0.0) || hz > kMaxHz) {
+    char buf[64];
+    if (std::isnan(hz)) std::snprintf(buf, sizeof buf, "nan");
+    else std::snprintf(buf, sizeof buf, "%.14g", hz);
+    *error = std::string("hz must be a number in (0, 100000], got ") + buf;
+    return false;
+  }
+  *period_ns = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(1e9 / hz)));
+  return true;
+}
+
+namespace {
+
+// ---- Module state ---------------------------------------------------------------------------
+
+// What start() uses; set by reset() (Guile's statprof-reset). Upvalue 1 of every function.
+struct ModuleState {
+  SamplerSettings settings;
+};
+
+ModuleState* module_state(lua_State* L) {
+  return static_cast<ModuleState*>(lua_touserdata(L, lua_upvalueindex(1)));
+}
+
+Profile& last_profile(lua_State* L) { return attach_sampler(L)->profile(); }
+
+// ---- Options --------------------------------------------------------------------------------
+
+struct RunOptions {
+  SamplerSettings sampler;
+  lua_Integer loop = 1;
+  bool display = true;
+  bool has_file = false;
+  std::string file;
+};
+
+TimerClock parse_clock(lua_State* L, int arg, const char* value) {
+  if (std::strcmp(value, "cpu") == 0) return TimerClock::Cpu;
+  if (std::strcmp(value, "wall") == 0) return TimerClock::Wall;
+  luaL_argerror(L, arg, lua_pushfstring(L, "clock must be \"cpu\" or \"wall\", got \"%s\"", value));
+  return TimerClock::Cpu;
+}
+
+void set_hz(lua_State* L, int arg, double hz, SamplerSettings* s) {
+  std::string error;
+  if (!parse_hz(hz, &s->period_ns, &error)) luaL_argerror(L, arg, error.c_str());
+}
+
+// hz_or_options: nil, a rate in Hz, or {hz=, loop=, count_calls=, full_stacks=, clock=,
+// display=, file=}. Unknown keys are errors: a typo must not pass silently.
+RunOptions parse_run_options(lua_State* L, int arg) {
+  RunOptions o;
+  std::string error;
+  set_hz(L, arg, 100.0, &o.sampler);
+  switch (lua_type(L, arg)) {
+    case LUA_TNONE:
+    case LUA_TNIL:
+      return o;
+    case LUA_TNUMBER:
+      set_hz(L, arg, lua_tonumber(L, arg), &o.sampler);
+      return o;
+    case LUA_TTABLE:
+      break;
+    default:
+      luaL_typeerror(L, arg, "number or table");
+  }
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_argerror(L, arg, "option names must be strings");
+    const char* key = lua_tostring(L, -2);
+    auto need = [&](int type) {
+      if (lua_type(L, -1) != type)
+        luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be a %s, got %s", key,
+                                              lua_typename(L, type), luaL_typename(L, -1)));
+    };
+    if (std::strcmp(key, "hz") == 0) {
+      need(LUA_TNUMBER);
+      set_hz(L, arg, lua_tonumber(L, -1), &o.sampler);
+    } else if (std::strcmp(key, "loop") == 0) {
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
+        luaL_argerror(L, arg, "option 'loop' must be an integer >= 1");
+      o.loop = lua_tointeger(L, -1);
+    } else if (std::strcmp(key, "count_calls") == 0) {
+      need(LUA_TBOOLEAN);
+      o.sampler.count_calls = lua_toboolean(L, -1);
+    } else if (std::strcmp(key, "full_stacks") == 0) {
+      need(LUA_TBOOLEAN);
+      o.sampler.full_stacks = lua_toboolean(L, -1);
+    } else if (std::strcmp(key, "clock") == 0) {
+      need(LUA_TSTRING);
+      o.sampler.clock = parse_clock(L, arg, lua_tostring(L, -1));
+    } else if (std::strcmp(key, "display") == 0) {
+      need(LUA_TBOOLEAN);
+      o.display = lua_toboolean(L, -1);
+    } else if (std::strcmp(key, "file") == 0) {
+      need(LUA_TSTRING);
+      o.has_file = true;
+      o.file = lua_tostring(L, -1);
+    } else {
+      luaL_argerror(L, arg, lua_pushfstring(L,
+          "unknown option '%s' (known: hz, loop, count_calls, full_stacks, clock, display, file)", key));
+    }
+    lua_pop(L, 1);
+  }
+  return o;
+}
+
+// ---- Output ---------------------------------------------------------------------------------
+
+// Writes report text to stdout (nil), an open Lua file handle, or a path (atomically).
+void emit(lua_State* L, int arg, const std::string& text) {
+  if (lua_isnoneornil(L, arg)) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  if (lua_type(L, arg) == LUA_TSTRING) {
+    std::string error;
+    if (!write_file_atomically(lua_tostring(L, arg), text, &error)) luaL_error(L, "%s", error.c_str());
+    return;
+  }
+  auto* stream = static_cast<luaL_Stream*>(luaL_testudata(L, arg, LUA_FILEHANDLE));
+  if (!stream) luaL_typeerror(L, arg, "file name or file handle");
+  if (!stream->closef) luaL_argerror(L, arg, "attempt to use a closed file");
+  if (std::fwrite(text.data(), 1, text.size(), stream->f) != text.size())
+    luaL_error(L, "cannot write the report: %s", std::strerror(errno));
+}
+
+FlatReportOptions parse_report_options(lua_State* L, int arg) {
+  FlatReportOptions o;
+  if (lua_isnoneornil(L, arg)) return o;
+  luaL_checktype(L, arg, LUA_TTABLE);
+  if (lua_getfield(L, arg, "labels") != LUA_TNIL) {
+    const char* v = luaL_checkstring(L, -1);
+    if (std::strcmp(v, "guile") == 0) o.labels = LabelStyle::Guile;
+    else if (std::strcmp(v, "plain") != 0) luaL_argerror(L, arg, "labels must be \"plain\" or \"guile\"");
+  }
+  if (lua_getfield(L, arg, "cumulative") != LUA_TNIL) {
+    const char* v = luaL_checkstring(L, -1);
+    if (std::strcmp(v, "guile3") == 0) o.cumulative = CumulativeMode::EveryFrame;
+    else if (std::strcmp(v, "once") != 0) luaL_argerror(L, arg, "cumulative must be \"once\" or \"guile3\"");
+  }
+  lua_pop(L, 2);
+  return o;
+}
+
+// ---- Running ----------------------------------------------------------------------------
+
+void start_or_raise(lua_State* L, const SamplerSettings& settings) {
+  LuaSampler* s = attach_sampler(L);
+  if (s->active()) luaL_error(L, "the profiler is already active (call profiler.stop() first)");
+  std::string error;
+  if (!s->start(L, settings, &error)) luaL_error(L, "cannot start the profiler: %s", error.c_str());
+}
+
+// The guard's __close: an error unwinding through statprof stops the profiler.
+int run_guard_close(lua_State* L) {
+  attach_sampler(L)->stop();
+  return 0;
+}
+
+const char kRunGuardMeta[] = "scriptprof.run_guard";
+
+// profiler.statprof(fn [, hz | options]) -> fn's results
+int l_statprof(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  RunOptions o = parse_run_options(L, 2);
+  lua_settop(L, 2);
+  LuaSampler* s = attach_sampler(L);
+  if (s->active()) luaL_error(L, "the profiler is already active (call profiler.stop() first)");
+  s->reset();
+  start_or_raise(L, o.sampler);
+  // To-be-closed: if fn raises, the error passes through unchanged (tracebacks included)
+  // and the profiler is off by the time anyone catches it.
+  lua_newuserdatauv(L, 0, 0);
+  luaL_setmetatable(L, kRunGuardMeta);
+  lua_toclose(L, 3);
+  for (lua_Integer i = 0; i < o.loop; ++i) {
+    lua_settop(L, 3);
+    lua_pushvalue(L, 1);
+    lua_call(L, 0, LUA_MULTRET);
+  }
+  s->stop();
+  int nresults = lua_gettop(L) - 3;
+  if (o.display) {
+    std::string text = statprof_flat_report(s->profile());
+    if (o.has_file) {
+      std::string error;
+      if (!write_file_atomically(o.file, text, &error)) luaL_error(L, "%s", error.c_str());
+    } else {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    }
+  }
+  return nresults;
+}
+
+// profiler.reset(secs, usecs, count_calls [, full_stacks [, clock]])
+int l_reset(lua_State* L) {
+  double secs = luaL_checknumber(L, 1);
+  double usecs = luaL_checknumber(L, 2);
+  double period = secs + usecs / 1e6;
+  if (std::isnan(period) || !(period >= 1.0 / kMaxHz))
+    luaL_argerror(L, 1, "the sampling period must be at least 10 microseconds (100000 Hz)");
+  if (attach_sampler(L)->active()) luaL_error(L, "cannot reset while the profiler is active");
+  SamplerSettings& st = module_state(L)->settings;
+  st.period_ns = static_cast<std::uint64_t>(std::llround(period * 1e9));
+  st.count_calls = lua_toboolean(L, 3);
+  st.full_stacks = lua_toboolean(L, 4);
+  if (!lua_isnoneornil(L, 5)) st.clock = parse_clock(L, 5, luaL_checkstring(L, 5));
+  attach_sampler(L)->reset();
+  return 0;
+}
+
+int l_start(lua_State* L) {
+  start_or_raise(L, module_state(L)->settings);
+  return 0;
+}
+
+int l_stop(lua_State* L) {
+  attach_sampler(L)->stop();
+  return 0;
+}
+
+int l_active(lua_State* L) {
+  lua_pushboolean(L, attach_sampler(L)->active());
+  return 1;
+}
+
+int l_accumulated_time(lua_State* L) {
+  lua_pushnumber(L, attach_sampler(L)->accumulated_seconds());
+  return 1;
+}
+
+int l_sample_count(lua_State* L) {
+  lua_pushinteger(L, static_cast<lua_Integer>(last_profile(L).sample_weight()));
+  return 1;
+}
+
+// ---- Call data and stats --------------------------------------------------------------------
+
+void push_call_data(lua_State* L, const Profile& p, const CallStats& s) {
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, p.functions.label(s.function).c_str());
+  lua_setfield(L, -2, "name");
+  if (s.calls) lua_pushinteger(L, static_cast<lua_Integer>(*s.calls));
+  else lua_pushnil(L);
+  lua_setfield(L, -2, "calls");
+  lua_pushinteger(L, static_cast<lua_Integer>(s.cum_samples));
+  lua_setfield(L, -2, "cum_samples");
+  lua_pushinteger(L, static_cast<lua_Integer>(s.self_samples));
+  lua_setfield(L, -2, "self_samples");
+  lua_pushinteger(L, static_cast<lua_Integer>(s.function));
+  lua_setfield(L, -2, "function_id");
+}
+
+// The function a call-data table stands for, checked against the current profile.
+FunctionId checked_function(lua_State* L, int arg) {
+  luaL_checktype(L, arg, LUA_TTABLE);
+  lua_getfield(L, arg, "function_id");
+  lua_getfield(L, arg, "name");
+  const Profile& p = last_profile(L);
+  lua_Integer id = lua_tointeger(L, -2);
+  const char* name = lua_tostring(L, -1);
+  if (!lua_isinteger(L, -2) || id < 0 || static_cast<std::size_t>(id) >= p.functions.size() || !name ||
+      p.functions.label(static_cast<FunctionId>(id)) != name)
+    luaL_argerror(L, arg, "call data of another profile (was the profiler reset?)");
+  lua_pop(L, 2);
+  return static_cast<FunctionId>(id);
+}
+
+int l_fold_call_data(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  const Profile& p = last_profile(L);
+  for (const CallStats& s : compute_call_stats(p)) {
+    lua_pushvalue(L, 1);
+    push_call_data(L, p, s);
+    lua_pushvalue(L, 2);
+    lua_call(L, 2, 1);
+    lua_replace(L, 2);
+  }
+  return 1;
+}
+
+int l_proc_call_data(lua_State* L) {
+  luaL_checkany(L, 1);
+  FunctionId f;
+  LuaSampler* s = attach_sampler(L);
+  if (!s->find_function_value(L, 1, &f)) {
+    lua_pushnil(L);
+    return 1;
+  }
+  push_call_data(L, s->profile(), function_stats(s->profile(), f));
+  return 1;
+}
+
+int field_of_call_data(lua_State* L, const char* field) {
+  checked_function(L, 1);
+  lua_getfield(L, 1, field);
+  return 1;
+}
+int l_call_data_name(lua_State* L) { return field_of_call_data(L, "name"); }
+int l_call_data_calls(lua_State* L) { return field_of_call_data(L, "calls"); }
+int l_call_data_cum_samples(lua_State* L) { return field_of_call_data(L, "cum_samples"); }
+int l_call_data_self_samples(lua_State* L) { return field_of_call_data(L, "self_samples"); }
+
+int l_call_data_stats(lua_State* L) {
+  FunctionId f = checked_function(L, 1);
+  const Profile& p = last_profile(L);
+  CallStats s = function_stats(p, f);
+  lua_createtable(L, 0, 7);
+  lua_pushstring(L, p.functions.label(f).c_str());
+  lua_setfield(L, -2, "proc_name");
+  lua_pushnumber(L, s.pct_time);
+  lua_setfield(L, -2, "pct_time_in_proc");
+  lua_pushnumber(L, s.cum_secs);
+  lua_setfield(L, -2, "cum_secs_in_proc");
+  lua_pushnumber(L, s.self_secs);
+  lua_setfield(L, -2, "self_secs_in_proc");
+  if (s.calls) lua_pushinteger(L, static_cast<lua_Integer>(*s.calls));
+  else lua_pushnil(L);
+  lua_setfield(L, -2, "calls");
+  if (s.self_secs_per_call) lua_pushnumber(L, *s.self_secs_per_call);
+  else lua_pushnil(L);
+  lua_setfield(L, -2, "self_secs_per_call");
+  lua_pushnumber(L, s.cum_secs_per_call);
+  lua_setfield(L, -2, "cum_secs_per_call");
+  return 1;
+}
+
+int stats_field(lua_State* L, const char* field) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, field);
+  return 1;
+}
+int l_stats_proc_name(lua_State* L) { return stats_field(L, "proc_name"); }
+int l_stats_pct_time_in_proc(lua_State* L) { return stats_field(L, "pct_time_in_proc"); }
+int l_stats_cum_secs_in_proc(lua_State* L) { return stats_field(L, "cum_secs_in_proc"); }
+int l_stats_self_secs_in_proc(lua_State* L) { return stats_field(L, "self_secs_in_proc"); }
+int l_stats_calls(lua_State* L) { return stats_field(L, "calls"); }
+int l_stats_self_secs_per_call(lua_State* L) { return stats_field(L, "self_secs_per_call"); }
+int l_stats_cum_secs_per_call(lua_State* L) { return stats_field(L, "cum_secs_per_call"); }
+
+// ---- Display and raw data ---------------------------------------------------------------------
+
+// profiler.display([file [, {labels="plain"|"guile", cumulative="once"|"guile3"}]])
+int l_display(lua_State* L) {
+  FlatReportOptions o = parse_report_options(L, 2);
+  emit(L, 1, statprof_flat_report(last_profile(L), o));
+  return 0;
+}
+
+// profiler.fetch_stacks() -> { {leaf, ..., root, weight = ticks}, ... } in sample order.
+int l_fetch_stacks(lua_State* L) {
+  const Profile& p = last_profile(L);
+  if (!p.keep_samples)
+    luaL_error(L, "no stacks were kept: profile with full_stacks=true "
+                  "(or profiler.reset(secs, usecs, count_calls, true))");
+  lua_createtable(L, static_cast<int>(std::min<std::size_t>(p.samples.size(), INT32_MAX)), 0);
+  lua_Integer i = 0;
+  for (const SampleRecord& r : p.samples) {
+    std::vector<FunctionId> frames = p.tree.stack(r.leaf);
+    lua_createtable(L, static_cast<int>(frames.size()), 1);
+    lua_Integer j = 0;
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+      lua_pushstring(L, p.functions.label(*it).c_str());
+      lua_rawseti(L, -2, ++j);
+    }
+    lua_pushinteger(L, static_cast<lua_Integer>(r.weight));
+    lua_setfield(L, -2, "weight");
+    lua_rawseti(L, -2, ++i);
+  }
+  return 1;
+}
+
+// "thread 1: main" for the root node of a process.
+std::string thread_name(const Profile& p, NodeId root) {
+  for (const auto& r : p.tree.roots())
+    if (r.second == root)
+      for (const ThreadInfo& th : p.threads)
+        if (th.id == r.first) return "thread " + std::to_string(th.id) + ": " + th.name;
+  return "thread";
+}
+
+// profiler.fetch_call_tree() -> {total = N, tree, ...}, tree = {name=, count=, self=, child, ...};
+// children by count, descending. Built without recursion: stacks can be 100k frames deep.
+int l_fetch_call_tree(lua_State* L) {
+  const Profile& p = last_profile(L);
+  const CallTree& t = p.tree;
+  lua_createtable(L, 0, 1);
+  int result = lua_gettop(L);
+  lua_pushinteger(L, static_cast<lua_Integer>(p.sample_weight()));
+  lua_setfield(L, result, "total");
+  lua_createtable(L, static_cast<int>(std::min<std::size_t>(t.size(), INT32_MAX)), 0);
+  int tables = lua_gettop(L);  // node id + 1 -> the table standing for it
+  bool thread_level = t.roots().size() > 1;
+  std::vector<NodeId> children;
+  auto sorted_children = [&](NodeId n) {
+    children.clear();
+    for (NodeId c = t.node(n).first_child; c != kNoNode; c = t.node(c).next_sibling) children.push_back(c);
+    std::stable_sort(children.begin(), children.end(),
+                     [&](NodeId a, NodeId b) { return t.node(a).count > t.node(b).count; });
+  };
+  std::vector<NodeId> todo;
+  for (auto it = t.roots().rbegin(); it != t.roots().rend(); ++it) todo.push_back(it->second);
+  while (!todo.empty()) {
+    NodeId n = todo.back();
+    todo.pop_back();
+    const CallTreeNode& node = t.node(n);
+    int parent_table = result;
+    if (node.parent != kNoNode) {
+      lua_rawgeti(L, tables, static_cast<lua_Integer>(node.parent) + 1);
+      parent_table = lua_gettop(L);
+    }
+    if (node.function != kNoFunction || thread_level) {
+      lua_createtable(L, 0, 3);
+      std::string name = node.function != kNoFunction ? p.functions.label(node.function)
+                                                      : thread_name(p, n);
+      lua_pushstring(L, name.c_str());
+      lua_setfield(L, -2, "name");
+      lua_pushinteger(L, static_cast<lua_Integer>(node.count));
+      lua_setfield(L, -2, "count");
+      lua_pushinteger(L, static_cast<lua_Integer>(node.self));
+      lua_setfield(L, -2, "self");
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, tables, static_cast<lua_Integer>(n) + 1);
+      lua_rawseti(L, parent_table, static_cast<lua_Integer>(luaL_len(L, parent_table)) + 1);
+    } else {
+      lua_pushvalue(L, result);  // a single process: its functions hang off the result itself
+      lua_rawseti(L, tables, static_cast<lua_Integer>(n) + 1);
+    }
+    lua_settop(L, tables);
+    sorted_children(n);
+    for (auto it = children.rbegin(); it != children.rend(); ++it) todo.push_back(*it);
+  }
+  lua_settop(L, result);
+  return 1;
+}
+
+const luaL_Reg kFunctions[] = {
+    {"statprof", l_statprof},
+    {"reset", l_reset},
+    {"start", l_start},
+    {"stop", l_stop},
+    {"active", l_active},
+    {"accumulated_time", l_accumulated_time},
+    {"sample_count", l_sample_count},
+    {"fold_call_data", l_fold_call_data},
+    {"proc_call_data", l_proc_call_data},
+    {"call_data_name", l_call_data_name},
+    {"call_data_calls", l_call_data_calls},
+    {"call_data_cum_samples", l_call_data_cum_samples},
+    {"call_data_self_samples", l_call_data_self_samples},
+    {"call_data_stats", l_call_data_stats},
+    {"stats_proc_name", l_stats_proc_name},
+    {"stats_pct_time_in_proc", l_stats_pct_time_in_proc},
+    {"stats_cum_secs_in_proc", l_stats_cum_secs_in_proc},
+    {"stats_self_secs_in_proc", l_stats_self_secs_in_proc},
+    {"stats_calls", l_stats_calls},
+    {"stats_self_secs_per_call", l_stats_self_secs_per_call},
+    {"stats_cum_secs_per_call", l_stats_cum_secs_per_call},
+    {"display", l_display},
+    {"fetch_stacks", l_fetch_stacks},
+    {"fetch_call_tree", l_fetch_call_tree},
+    {nullptr, nullptr},
+};
+
+}  // namespace
+}  // namespace scriptprof::lua
+
+extern "C" int luaopen_profiler(lua_State* L) {
+  using namespace scriptprof::lua;
+  LuaSampler* sampler = attach_sampler(L);
+  for (const luaL_Reg* r = kFunctions; r->name; ++r) sampler->add_own(r->func);
+  sampler->add_boundary(l_statprof);  // frames below the profiled function are the caller's
+  sampler->add_own(run_guard_close);
+  if (luaL_newmetatable(L, kRunGuardMeta)) {
+    lua_pushcfunction(L, run_guard_close);
+    lua_setfield(L, -2, "__close");
+  }
+  lua_pop(L, 1);
+  luaL_newlibtable(L, kFunctions);
+  auto* state = static_cast<ModuleState*>(lua_newuserdatauv(L, sizeof(ModuleState), 0));
+  new (state) ModuleState{};  // trivially destructible: no __gc needed
+  luaL_setfuncs(L, kFunctions, 1);
+  lua_pushliteral(L, "0.1.0");
+  lua_setfield(L, -2, "version");
+  return 1;
+}

@@ -1,0 +1,55 @@
+// Function identities and their printable information.
+// The core never sees a runtime's own objects: an adapter maps its keys (a Lua prototype,
+// a C function pointer) to a FunctionId once, and the profile speaks only in FunctionIds.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace scriptprof {
+
+using FunctionId = std::uint32_t;
+inline constexpr FunctionId kNoFunction = 0xffffffffu;
+
+enum class FunctionKind : std::uint8_t {
+  Script,  // a function of the interpreted language
+  Native,  // a host (C) function
+  Main,    // a chunk's top level
+  Pseudo,  // not a function: "(idle)", "(gc)", a thread node
+};
+
+struct FunctionInfo {
+  std::string name;         // best name known; "?" until the runtime offers one
+  std::string file;         // short source name ("demo.lua"); empty for natives
+  int line = 0;             // line where the function is defined (0 if unknown)
+  int last_line = 0;        // last line of the definition (0 if unknown)
+  FunctionKind kind = FunctionKind::Script;
+};
+
+// Owns every FunctionInfo of a profile and derives the unique display labels.
+class FunctionTable {
+ public:
+  // Adds a function; ids are dense and assigned in first-seen order.
+  FunctionId add(FunctionInfo info);
+  // Gives a function a better name (the adapter learns names lazily).
+  void rename(FunctionId id, std::string name);
+
+  std::size_t size() const { return infos_.size(); }
+  const FunctionInfo& info(FunctionId id) const { return infos_[id]; }
+
+  // Unique label per function (FORMATS.md 0.2): "name (file:line)", "name [C]",
+  // "main chunk (file)" or the pseudo name; collisions get " #2", " #3" in id order.
+  const std::string& label(FunctionId id) const;
+
+ private:
+  void build_labels() const;
+
+  std::vector<FunctionInfo> infos_;
+  mutable std::vector<std::string> labels_;  // cache, rebuilt when infos change
+  mutable bool labels_valid_ = false;
+};
+
+// The label a function would get before de-duplication.
+std::string base_label(const FunctionInfo& info);
+
+}  // namespace scriptprof

@@ -1,0 +1,99 @@
+// The profile: what a run recorded, in the core's vocabulary only.
+// Samples arrive root-first; every distinct function on a stack gets one cumulative count
+// however often it recurs there, and the innermost frame gets the self count.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scriptprof/call_tree.hpp"
+#include "scriptprof/function_table.hpp"
+
+namespace scriptprof {
+
+enum class ClockKind : std::uint8_t { Cpu, Wall, Alloc };
+
+struct ThreadInfo {
+  std::uint32_t id = 0;  // process id as the adapter numbers them
+  std::string name;
+};
+
+// One recorded sample of a run kept with full stacks (its stack is the path to `leaf`).
+struct SampleRecord {
+  NodeId leaf;            // call tree node of the innermost frame
+  std::uint32_t thread;   // ThreadInfo::id
+  std::uint64_t weight;   // ticks (or bytes) this sample stands for
+  std::uint64_t t_ns;     // profiled time since the start of the run
+};
+
+// Per-function totals, kept up to date as samples arrive.
+struct FunctionCounts {
+  std::uint64_t self = 0;        // weight of samples where the function is innermost
+  std::uint64_t cumulative = 0;  // weight of samples with the function anywhere (once per stack)
+  std::uint64_t occurrences = 0; // weight times frames of the function (Guile 3's "cumulative")
+  std::optional<std::uint64_t> calls;  // exact calls when counted
+  std::uint64_t self_calls = 0;        // calls whose caller was the same function
+};
+
+// Health of the sampler that produced the profile (a profiler says what it dropped).
+struct SamplerHealth {
+  std::uint64_t signals = 0;         // timer signals handled
+  std::uint64_t samples_taken = 0;   // stacks walked (each may carry several ticks)
+  std::uint64_t ticks_merged = 0;    // ticks folded into a later sample's weight
+  std::uint64_t dropped = 0;         // ticks that produced no sample
+};
+
+class Profile {
+ public:
+  std::string name;                    // e.g. the script name
+  ClockKind clock = ClockKind::Cpu;
+  std::uint64_t period_ns = 10'000'000;
+  double total_seconds = 0.0;          // measured profiled time (T)
+  double gc_seconds = 0.0;
+  bool keep_samples = false;           // full stacks: keep every sample record
+  SamplerHealth health;
+
+  FunctionTable functions;
+  std::vector<ThreadInfo> threads;
+  CallTree tree;
+  std::vector<SampleRecord> samples;   // only when keep_samples
+
+  // Records one sample; `frames` is root-first. An empty stack counts toward the total only.
+  void add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
+                  const FunctionId* frames, std::size_t n);
+  // Records one exact call of `callee`; `self_call` when its caller is the same function.
+  void add_call(FunctionId callee, bool self_call);
+  // Sets a function's call counts outright (readers of saved profiles; nullopt = unknown).
+  void set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls = 0);
+  // Marks call counting on, so functions never called show 0 rather than unknown.
+  void enable_call_counts();
+  bool calls_counted() const { return calls_counted_; }
+
+  // Adds a function (keeps the per-function arrays in step with the table).
+  FunctionId add_function(FunctionInfo info);
+  // Names a process so reports can show it.
+  void add_thread(std::uint32_t id, std::string thread_name);
+
+  std::uint64_t sample_weight() const { return total_weight_; }  // N
+  std::uint64_t empty_weight() const { return empty_weight_; }   // samples with no frames
+  const FunctionCounts& counts(FunctionId id) const { return counts_[id]; }
+
+  // Drops every sample and count but keeps the settings.
+  void clear();
+
+ private:
+  std::vector<FunctionCounts> counts_;
+  std::vector<std::uint32_t> seen_stamp_;  // per function: last sample that counted it
+  std::uint32_t stamp_ = 0;
+  std::uint64_t total_weight_ = 0;
+  std::uint64_t empty_weight_ = 0;
+  bool calls_counted_ = false;
+};
+
+// Checks the invariants every profile must satisfy (DESIGN.md): sum of self = samples with
+// frames, self <= cumulative <= samples, tree root counts = sample weight.
+// Returns an empty string when they hold, else a description of the first violation.
+std::string check_invariants(const Profile& profile);
+
+}  // namespace scriptprof

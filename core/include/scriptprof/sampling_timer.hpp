@@ -1,0 +1,81 @@
+// The sampling timer: turns elapsed *program* time into ticks, delivered in signal context.
+//
+// Why not a CPU-clock POSIX timer: on these machines those deliver at most ~250 signals/s
+// (the kernel tick). Instead a CLOCK_MONOTONIC timer aimed at the profiled thread
+// (SIGEV_THREAD_ID) fires at the requested rate, and the handler reads the chosen clock:
+// the thread's CPU clock for `Cpu` (no ticks while the thread sleeps), the monotonic clock
+// for `Wall`. Ticks are whole periods of program time since the last one, so ticks that
+// coalesce are carried as a count, never lost.
+//
+// Program time excludes the profiler's own work (the handler, and the adapter's sampling
+// between enter_profiler/leave_profiler), so a slow stack walk cannot create the ticks that
+// would keep it busy: the timer cannot livelock the program.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <ctime>
+#include <sys/types.h>
+#include <string>
+
+namespace scriptprof {
+
+enum class TimerClock : std::uint8_t { Cpu, Wall };
+
+// Called in signal context, on the profiled thread, with the whole sampling periods of program
+// time that elapsed since the previous call. Must be async-signal-safe.
+using TickHandler = void (*)(void* context, std::uint64_t ticks);
+
+struct TimerSettings {
+  TimerClock clock = TimerClock::Cpu;
+  std::uint64_t period_ns = 10'000'000;  // 100 Hz
+};
+
+class SamplingTimer {
+ public:
+  SamplingTimer() = default;
+  SamplingTimer(const SamplingTimer&) = delete;  // the signal handler holds our address
+  SamplingTimer& operator=(const SamplingTimer&) = delete;
+  ~SamplingTimer() { stop(); }
+
+  // Starts ticking on the calling thread. On failure returns false and says why in `error`.
+  bool start(const TimerSettings& settings, TickHandler handler, void* context, std::string* error);
+  // Stops ticking; no handler call is running or will run when it returns. Idempotent.
+  void stop();
+  bool running() const { return active_.load(std::memory_order_acquire); }
+
+  // Program time since start() (frozen at stop()), excluding the profiler's own time.
+  std::uint64_t program_ns() const;
+
+  // Bracket the adapter's sampling work at a safe point, on the profiled thread, so that it
+  // is not program time. Not re-entrant.
+  void enter_profiler();
+  void leave_profiler();
+
+  std::uint64_t signals() const { return signals_.load(std::memory_order_relaxed); }
+
+  // Signal-context entry (public for the process-wide handler only).
+  void on_signal();
+
+ private:
+  std::uint64_t now() const;
+  bool on_profiled_thread() const;
+  std::uint64_t program_at(std::uint64_t raw) const;
+
+  TimerSettings settings_;
+  TickHandler handler_ = nullptr;
+  void* context_ = nullptr;
+  clockid_t clock_id_ = CLOCK_MONOTONIC;     // the clock program time is read from
+  timer_t timer_id_{};                        // the POSIX timer delivering the signal
+  std::uint64_t start_raw_ = 0;               // clock reading at start()
+  std::uint64_t stopped_program_ns_ = 0;      // program time frozen by stop()
+  std::uint64_t next_tick_ = 0;               // program time of the next tick (handler only)
+  std::atomic<bool> active_{false};           // handler does nothing unless set
+  std::atomic<std::uint64_t> profiler_since_{0};       // raw clock at enter_profiler, 0 outside
+  std::atomic<std::uint64_t> excluded_profiler_{0};    // time inside enter/leave_profiler
+  std::atomic<std::uint64_t> excluded_handler_{0};     // time inside the signal handler
+  std::atomic<std::uint64_t> signals_{0};              // signals handled
+  int slot_ = -1;                                      // index in the handler's registry
+  pid_t thread_tid_ = 0;                               // the profiled thread
+};
+
+}  // namespace scriptprof

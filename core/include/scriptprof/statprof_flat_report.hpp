@@ -1,0 +1,25 @@
+// statprof's flat display (FORMATS.md 1.2, Guile 3 layout).
+#pragma once
+#include <string>
+
+#include "scriptprof/call_stats.hpp"
+
+namespace scriptprof {
+
+enum class LabelStyle {
+  Plain,  // unique labels: "work (demo.lua:3)", "string.rep [C]"
+  Guile,  // Guile's "file:line:column:name" for script functions
+};
+
+struct FlatReportOptions {
+  CumulativeMode cumulative = CumulativeMode::OncePerStack;
+  LabelStyle labels = LabelStyle::Plain;
+};
+
+// The whole report as text; "No samples recorded.\n" for an empty profile, as Guile prints.
+std::string statprof_flat_report(const Profile& profile, const FlatReportOptions& options = {});
+
+// The label a report prints for a function in the given style.
+std::string report_label(const Profile& profile, FunctionId f, LabelStyle style);
+
+}  // namespace scriptprof

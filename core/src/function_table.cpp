@@ -1,0 +1,60 @@
+#include "scriptprof/function_table.hpp"
+
+#include <unordered_map>
+
+namespace scriptprof {
+
+std::string base_label(const FunctionInfo& f) {
+  const std::string& name = f.name.empty() ? std::string("?") : f.name;
+  switch (f.kind) {
+    case FunctionKind::Native:
+      return name + " [C]";
+    case FunctionKind::Main:
+      return "main chunk (" + f.file + ")";
+    case FunctionKind::Pseudo:
+      return name;
+    case FunctionKind::Script:
+      break;
+  }
+  if (f.file.empty()) return name;
+  return name + " (" + f.file + ":" + std::to_string(f.line) + ")";
+}
+
+FunctionId FunctionTable::add(FunctionInfo info) {
+  infos_.push_back(std::move(info));
+  labels_valid_ = false;
+  return static_cast<FunctionId>(infos_.size() - 1);
+}
+
+void FunctionTable::rename(FunctionId id, std::string name) {
+  infos_[id].name = std::move(name);
+  labels_valid_ = false;
+}
+
+const std::string& FunctionTable::label(FunctionId id) const {
+  if (!labels_valid_) build_labels();
+  return labels_[id];
+}
+
+void FunctionTable::build_labels() const {
+  labels_.clear();
+  labels_.reserve(infos_.size());
+  std::unordered_map<std::string, int> seen;  // base label -> how many so far
+  for (const FunctionInfo& f : infos_) {
+    std::string label = base_label(f);
+    int n = ++seen[label];
+    if (n > 1) {
+      // Keep going until the suffixed label is itself unused ("a #2" may be a real name).
+      std::string candidate;
+      do {
+        candidate = label + " #" + std::to_string(n);
+      } while (seen.count(candidate) && (n = ++seen[label]));
+      seen[candidate] = 1;
+      label = std::move(candidate);
+    }
+    labels_.push_back(std::move(label));
+  }
+  labels_valid_ = true;
+}
+
+}  // namespace scriptprof

@@ -1,0 +1,102 @@
+#include "scriptprof/profile.hpp"
+
+#include <algorithm>
+
+namespace scriptprof {
+
+FunctionId Profile::add_function(FunctionInfo info) {
+  FunctionId id = functions.add(std::move(info));
+  counts_.emplace_back();
+  if (calls_counted_) counts_.back().calls = 0;
+  seen_stamp_.push_back(0);
+  return id;
+}
+
+void Profile::enable_call_counts() {
+  calls_counted_ = true;
+  for (auto& c : counts_)
+    if (!c.calls) c.calls = 0;
+}
+
+void Profile::add_thread(std::uint32_t id, std::string thread_name) {
+  for (auto& t : threads)
+    if (t.id == id) {
+      t.name = std::move(thread_name);
+      return;
+    }
+  threads.push_back({id, std::move(thread_name)});
+}
+
+void Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
+                         const FunctionId* frames, std::size_t n) {
+  total_weight_ += weight;
+  NodeId leaf = tree.add_path(thread, frames, n, weight);
+  if (keep_samples) samples.push_back({leaf, thread, weight, t_ns});
+  if (n == 0) {
+    empty_weight_ += weight;
+    return;
+  }
+  // A fresh stamp per sample makes "once per stack" O(depth) with no per-sample set.
+  if (++stamp_ == 0) {
+    std::fill(seen_stamp_.begin(), seen_stamp_.end(), 0);
+    stamp_ = 1;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    FunctionId f = frames[i];
+    counts_[f].occurrences += weight;
+    if (seen_stamp_[f] != stamp_) {
+      seen_stamp_[f] = stamp_;
+      counts_[f].cumulative += weight;
+    }
+  }
+  counts_[frames[n - 1]].self += weight;
+}
+
+void Profile::add_call(FunctionId callee, bool self_call) {
+  FunctionCounts& c = counts_[callee];
+  c.calls = c.calls.value_or(0) + 1;
+  if (self_call) ++c.self_calls;
+}
+
+void Profile::set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls) {
+  counts_[f].calls = calls;
+  counts_[f].self_calls = self_calls;
+}
+
+void Profile::clear() {
+  functions = FunctionTable{};
+  threads.clear();
+  tree = CallTree{};
+  samples.clear();
+  counts_.clear();
+  seen_stamp_.clear();
+  stamp_ = 0;
+  total_weight_ = 0;
+  empty_weight_ = 0;
+  total_seconds = 0.0;
+  gc_seconds = 0.0;
+  health = SamplerHealth{};
+}
+
+std::string check_invariants(const Profile& p) {
+  std::uint64_t n = p.sample_weight();
+  std::uint64_t self_sum = 0;
+  for (FunctionId f = 0; f < p.functions.size(); ++f) {
+    const FunctionCounts& c = p.counts(f);
+    self_sum += c.self;
+    if (c.self > c.cumulative || c.cumulative > n || c.cumulative > c.occurrences)
+      return "function " + p.functions.label(f) + ": self " + std::to_string(c.self) +
+             ", cumulative " + std::to_string(c.cumulative) + ", occurrences " +
+             std::to_string(c.occurrences) + ", samples " + std::to_string(n);
+  }
+  if (self_sum + p.empty_weight() != n)
+    return "sum of self counts " + std::to_string(self_sum) + " + empty stacks " +
+           std::to_string(p.empty_weight()) + " != samples " + std::to_string(n);
+  std::uint64_t roots = 0;
+  for (const auto& r : p.tree.roots()) roots += p.tree.node(r.second).count;
+  if (roots != n)
+    return "call tree roots hold " + std::to_string(roots) + ", samples " + std::to_string(n);
+  return {};
+}
+
+}  // namespace scriptprof

@@ -1,0 +1,228 @@
+#include "scriptprof/sampling_timer.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+namespace scriptprof {
+
+// ---- Process-wide signal plumbing ---------------------------------------------------------
+//
+// One SIGPROF handler serves every timer. A timer passes its own address in si_value; the
+// handler only trusts addresses found in this registry, and passes any other SIGPROF on to
+// the handler that was installed before ours.
+
+namespace {
+
+constexpr int kMaxTimers = 256;
+std::atomic<SamplingTimer*> g_timers[kMaxTimers];  // lock-free atomics: safe to read in a handler
+struct sigaction g_previous;                       // written once, before our handler is live
+std::once_flag g_install_once;
+std::mutex g_registry_mutex;                       // serialises slot allocation (normal context)
+std::atomic<int> g_in_handler{0};                  // handlers between registry look-up and return
+
+void forward_to_previous(int sig, siginfo_t* info, void* uctx) {
+  if (g_previous.sa_flags & SA_SIGINFO) {
+    if (g_previous.sa_sigaction) g_previous.sa_sigaction(sig, info, uctx);
+  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
+    g_previous.sa_handler(sig);
+  }
+  // A foreign SIGPROF under SIG_DFL would have killed the process; ignoring it is kinder.
+}
+
+// Async-signal-safe: it reads lock-free atomics, calls SamplingTimer::on_signal (which uses
+// only clock_gettime and atomics plus the registered TickHandler, itself required to be
+// async-signal-safe), and saves/restores errno so the interrupted code never sees a change.
+void sigprof_handler(int sig, siginfo_t* info, void* uctx) {
+  int saved_errno = errno;
+  g_in_handler.fetch_add(1, std::memory_order_acq_rel);
+  SamplingTimer* target = nullptr;
+  if (info && info->si_code == SI_TIMER) {
+    void* p = info->si_value.sival_ptr;
+    for (auto& slot : g_timers)
+      if (slot.load(std::memory_order_acquire) == p && p) {
+        target = static_cast<SamplingTimer*>(p);
+        break;
+      }
+    // A stale tick of a timer already stopped: swallow it (it is ours by its code and value).
+    if (!target && p) {
+      g_in_handler.fetch_sub(1, std::memory_order_acq_rel);
+      errno = saved_errno;
+      return;
+    }
+  }
+  if (target)
+    target->on_signal();
+  else
+    forward_to_previous(sig, info, uctx);
+  g_in_handler.fetch_sub(1, std::memory_order_acq_rel);
+  errno = saved_errno;
+}
+
+bool install_handler(std::string* error) {
+  bool ok = true;
+  std::call_once(g_install_once, [&] {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = sigprof_handler;
+    // SA_RESTART: system calls interrupted by a tick resume instead of failing with EINTR.
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGPROF, &sa, &g_previous) != 0) {
+      ok = false;
+      if (error) *error = std::string("sigaction(SIGPROF): ") + std::strerror(errno);
+    }
+  });
+  // The handler stays installed for the life of the process: restoring SIG_DFL while a tick is
+  // still pending would kill the process.
+  return ok;
+}
+
+std::uint64_t read_clock(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);  // async-signal-safe (POSIX)
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+// ---- Timer -----------------------------------------------------------------------------------
+
+std::uint64_t SamplingTimer::now() const { return read_clock(clock_id_); }
+
+std::uint64_t SamplingTimer::program_at(std::uint64_t raw) const {
+  std::uint64_t excluded = excluded_profiler_.load(std::memory_order_relaxed) +
+                           excluded_handler_.load(std::memory_order_relaxed);
+  std::uint64_t elapsed = raw > start_raw_ ? raw - start_raw_ : 0;
+  return elapsed > excluded ? elapsed - excluded : 0;
+}
+
+bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, void* context,
+                          std::string* error) {
+  if (running()) {
+    if (error) *error = "timer already running";
+    return false;
+  }
+  if (settings.period_ns == 0) {
+    if (error) *error = "sampling period must be positive";
+    return false;
+  }
+  if (!install_handler(error)) return false;
+  settings_ = settings;
+  handler_ = handler;
+  context_ = context;
+  if (settings.clock == TimerClock::Cpu) {
+    // This thread's CPU clock, readable from any thread (stop() may run elsewhere).
+    if (int rc = pthread_getcpuclockid(pthread_self(), &clock_id_); rc != 0) {
+      if (error) *error = std::string("pthread_getcpuclockid: ") + std::strerror(rc);
+      return false;
+    }
+  } else {
+    clock_id_ = CLOCK_MONOTONIC;
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mutex);
+    for (int i = 0; i < kMaxTimers; ++i)
+      if (!g_timers[i].load()) {
+        slot_ = i;
+        break;
+      }
+    if (slot_ < 0) {
+      if (error) *error = "too many sampling timers running at once";
+      return false;
+    }
+    g_timers[slot_].store(this, std::memory_order_release);
+  }
+  excluded_profiler_ = 0;
+  excluded_handler_ = 0;
+  profiler_since_ = 0;
+  signals_ = 0;
+  next_tick_ = settings.period_ns;
+  thread_tid_ = gettid();
+  start_raw_ = now();
+
+  struct sigevent sev;
+  std::memset(&sev, 0, sizeof sev);
+  sev.sigev_notify = SIGEV_THREAD_ID;  // aimed at this thread, never an arbitrary one
+  sev.sigev_signo = SIGPROF;
+  sev.sigev_value.sival_ptr = this;
+#ifdef sigev_notify_thread_id
+  sev.sigev_notify_thread_id = thread_tid_;
+#else
+  sev._sigev_un._tid = thread_tid_;
+#endif
+  if (timer_create(CLOCK_MONOTONIC, &sev, &timer_id_) != 0) {
+    if (error) *error = std::string("timer_create: ") + std::strerror(errno);
+    g_timers[slot_].store(nullptr);
+    slot_ = -1;
+    return false;
+  }
+  active_.store(true, std::memory_order_release);
+  struct itimerspec its;
+  its.it_interval.tv_sec = static_cast<time_t>(settings.period_ns / 1'000'000'000u);
+  its.it_interval.tv_nsec = static_cast<long>(settings.period_ns % 1'000'000'000u);
+  its.it_value = its.it_interval;
+  if (timer_settime(timer_id_, 0, &its, nullptr) != 0) {
+    if (error) *error = std::string("timer_settime: ") + std::strerror(errno);
+    stop();
+    return false;
+  }
+  return true;
+}
+
+void SamplingTimer::stop() {
+  if (!active_.exchange(false, std::memory_order_acq_rel)) return;
+  timer_delete(timer_id_);
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mutex);
+    g_timers[slot_].store(nullptr, std::memory_order_release);
+    slot_ = -1;
+  }
+  // A handler on another thread may have found us before the slot was cleared: wait it out.
+  // (On the profiled thread itself no handler can be running here.)
+  while (g_in_handler.load(std::memory_order_acquire) != 0 && !on_profiled_thread()) sched_yield();
+  stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
+}
+
+std::uint64_t SamplingTimer::program_ns() const {
+  if (!running()) return stopped_program_ns_;
+  std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
+  return program_at(since ? since : now());
+}
+
+void SamplingTimer::enter_profiler() { profiler_since_.store(now(), std::memory_order_relaxed); }
+
+void SamplingTimer::leave_profiler() {
+  std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
+  if (!since) return;
+  std::uint64_t t = now();
+  excluded_profiler_.fetch_add(t > since ? t - since : 0, std::memory_order_relaxed);
+  profiler_since_.store(0, std::memory_order_relaxed);
+}
+
+// Signal context. Async-signal-safe: clock_gettime, lock-free atomics and the TickHandler.
+void SamplingTimer::on_signal() {
+  if (active_.load(std::memory_order_acquire)) {
+    signals_.fetch_add(1, std::memory_order_relaxed);
+    std::uint64_t raw = now();
+    // Inside the profiler's own work, program time stopped when that work began.
+    std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
+    std::uint64_t program = program_at(since ? since : raw);
+    if (program >= next_tick_) {
+      std::uint64_t ticks = (program - next_tick_) / settings_.period_ns + 1;
+      next_tick_ += ticks * settings_.period_ns;
+      handler_(context_, ticks);
+    }
+    std::uint64_t done = now();
+    excluded_handler_.fetch_add(done > raw ? done - raw : 0, std::memory_order_relaxed);
+  }
+}
+
+bool SamplingTimer::on_profiled_thread() const { return gettid() == thread_tid_; }
+
+}  // namespace scriptprof

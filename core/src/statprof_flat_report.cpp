@@ -1,0 +1,55 @@
+#include "scriptprof/statprof_flat_report.hpp"
+
+#include <algorithm>
+
+#include "scriptprof/guile_number_format.hpp"
+
+namespace scriptprof {
+namespace {
+
+// Line-oriented output cannot hold a newline inside a name (FORMATS.md 0.2).
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  return s;
+}
+
+std::string right(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+}  // namespace
+
+std::string report_label(const Profile& p, FunctionId f, LabelStyle style) {
+  const FunctionInfo& info = p.functions.info(f);
+  if (style == LabelStyle::Guile && info.kind == FunctionKind::Script && !info.file.empty())
+    return one_line(info.file + ":" + std::to_string(info.line) + ":0:" + info.name);
+  return one_line(p.functions.label(f));
+}
+
+std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt) {
+  if (p.sample_weight() == 0) return "No samples recorded.\n";
+  const bool counting = p.calls_counted();
+  std::string out = "%     cumulative   self             \n";
+  out += counting ? "time   seconds    seconds   calls   procedure\n"
+                  : "time   seconds     seconds  procedure\n";
+  for (const CallStats& s : compute_call_stats(p, opt.cumulative)) {
+    // Negative zero never reaches the page (FORMATS.md 1.9).
+    out += guile_fixed(std::max(0.0, s.pct_time), 6, 2) + " " +
+           guile_fixed(std::max(0.0, s.cum_secs), 9, 2) + " " +
+           guile_fixed(std::max(0.0, s.self_secs), 9, 2);
+    if (!counting)
+      out += "  ";
+    else if (s.calls)
+      out += " " + right(std::to_string(*s.calls), 7) + "  ";
+    else
+      out += std::string(28, ' ');
+    out += report_label(p, s.function, opt.labels) + "\n";
+  }
+  out += "---\nSample count: " + std::to_string(p.sample_weight()) + "\n";
+  out += "Total time: " + guile_display(p.total_seconds) + " seconds (" +
+         guile_display(p.gc_seconds) + " seconds in GC)\n";
+  return out;
+}
+
+}  // namespace scriptprof

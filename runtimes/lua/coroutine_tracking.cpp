@@ -1,0 +1,115 @@
+#include "coroutine_tracking.hpp"
+
+extern "C" {
+#include <lauxlib.h>
+#include <lualib.h>
+}
+
+#include "lua_sampler.hpp"
+
+namespace scriptprof::lua {
+namespace {
+
+// Lua 5.4's auxresume, with the sampler told before and after the coroutine runs.
+// lua_resume never throws, so the "leave" always follows the "enter".
+int resume_tracked(lua_State* L, lua_State* co, int narg) {
+  LuaSampler* sampler = LuaSampler::of(L);
+  if (!lua_checkstack(co, narg)) {
+    lua_pushliteral(L, "too many arguments to resume");
+    return -1;
+  }
+  lua_xmove(L, co, narg);
+  if (sampler) sampler->enter_coroutine(L, co);
+  int nres = 0;
+  int status = lua_resume(co, L, narg, &nres);
+  if (sampler) sampler->leave_coroutine(co, L);
+  if (status == LUA_OK || status == LUA_YIELD) {
+    if (!lua_checkstack(L, nres + 1)) {
+      lua_pop(co, nres);
+      lua_pushliteral(L, "too many results to resume");
+      return -1;
+    }
+    lua_xmove(co, L, nres);
+    return nres;
+  }
+  lua_xmove(co, L, 1);  // the error object
+  return -1;
+}
+
+lua_State* checked_coroutine(lua_State* L) {
+  lua_State* co = lua_tothread(L, 1);
+  luaL_argexpected(L, co, 1, "coroutine");
+  return co;
+}
+
+int co_resume(lua_State* L) {
+  lua_State* co = checked_coroutine(L);
+  int r = resume_tracked(L, co, lua_gettop(L) - 1);
+  if (r < 0) {
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;  // false, error object
+  }
+  lua_pushboolean(L, 1);
+  lua_insert(L, -(r + 1));
+  return r + 1;  // true, results
+}
+
+int co_create(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_State* co = lua_newthread(L);
+  if (LuaSampler* sampler = LuaSampler::of(L)) sampler->fix_inherited_hook(L, co);
+  lua_pushvalue(L, 1);
+  lua_xmove(L, co, 1);
+  return 1;
+}
+
+// What a function made by coroutine.wrap does: on an error inside the coroutine, close its
+// to-be-closed variables and propagate the error with position information when it is a string.
+int co_wrapped(lua_State* L) {
+  lua_State* co = lua_tothread(L, lua_upvalueindex(1));
+  int r = resume_tracked(L, co, lua_gettop(L));
+  if (r >= 0) return r;
+  int stat = lua_status(co);
+  if (stat != LUA_OK && stat != LUA_YIELD) {  // the error happened inside the coroutine
+    stat = lua_resetthread(co);
+    lua_xmove(co, L, 1);
+  }
+  if (stat != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+  }
+  return lua_error(L);
+}
+
+int co_wrap(lua_State* L) {
+  co_create(L);
+  lua_pushcclosure(L, co_wrapped, 1);
+  return 1;
+}
+
+void replace_in(lua_State* L, int table) {
+  lua_pushcfunction(L, co_create);
+  lua_setfield(L, table, "create");
+  lua_pushcfunction(L, co_resume);
+  lua_setfield(L, table, "resume");
+  lua_pushcfunction(L, co_wrap);
+  lua_setfield(L, table, "wrap");
+}
+
+}  // namespace
+
+lua_CFunction wrapped_coroutine_function() { return co_wrapped; }
+
+void install_coroutine_tracking(lua_State* L) {
+  int top = lua_gettop(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, LUA_COLIBNAME) == LUA_TTABLE) replace_in(L, lua_gettop(L));
+  lua_settop(L, top);
+  // A program may hold a different table as the global `coroutine`.
+  if (lua_getglobal(L, LUA_COLIBNAME) == LUA_TTABLE) replace_in(L, lua_gettop(L));
+  lua_settop(L, top);
+}
+
+}  // namespace scriptprof::lua

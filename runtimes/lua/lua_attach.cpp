@@ -1,0 +1,45 @@
+#include "lua_attach.hpp"
+
+extern "C" {
+#include <lauxlib.h>
+}
+
+#include <new>
+
+#include "coroutine_tracking.hpp"
+
+namespace scriptprof::lua {
+namespace {
+
+const char kHolderMeta[] = "scriptprof.sampler";
+
+int holder_gc(lua_State* L) {
+  auto* holder = static_cast<LuaSampler**>(luaL_checkudata(L, 1, kHolderMeta));
+  delete *holder;  // stops the timer and removes every hook
+  *holder = nullptr;
+  return 0;
+}
+
+}  // namespace
+
+LuaSampler* attach_sampler(lua_State* L) {
+  if (LuaSampler* existing = LuaSampler::of(L)) return existing;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lua_State* main = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  // The holder owns the sampler; keeping it in the registry ties it to the state's life.
+  auto* holder = static_cast<LuaSampler**>(lua_newuserdatauv(L, sizeof(LuaSampler*), 0));
+  *holder = nullptr;
+  if (luaL_newmetatable(L, kHolderMeta)) {
+    lua_pushcfunction(L, holder_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  *holder = new LuaSampler(main);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, holder);  // keyed by its own address: unique
+  (*holder)->name_c_function(wrapped_coroutine_function(), "coroutine.wrap (function)");
+  install_coroutine_tracking(L);
+  return *holder;
+}
+
+}  // namespace scriptprof::lua

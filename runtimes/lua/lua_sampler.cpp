@@ -1,0 +1,430 @@
+#include "lua_sampler.hpp"
+
+extern "C" {
+#include <lauxlib.h>
+}
+
+#include <algorithm>
+#include <cstring>
+
+namespace scriptprof::lua {
+
+namespace {
+
+const char kSamplerKey = 0;  // its address keys the sampler in the registry
+
+void sampler_hook(lua_State* L, lua_Debug* ar) {
+  LuaSampler* s = LuaSampler::of(L);
+  if (s)
+    s->on_hook(L, ar);
+  else
+    lua_sethook(L, nullptr, 0, 0);  // the sampler is gone: leave no trace
+}
+
+// Signal context: forwards to the sampler (see LuaSampler::on_tick for why it is safe).
+void tick_trampoline(void* context, std::uint64_t ticks) {
+  static_cast<LuaSampler*>(context)->on_tick(ticks);
+}
+
+int event_mask(int event) {
+  switch (event) {
+    case LUA_HOOKCALL:
+    case LUA_HOOKTAILCALL:
+      return LUA_MASKCALL;
+    case LUA_HOOKRET:
+      return LUA_MASKRET;
+    case LUA_HOOKLINE:
+      return LUA_MASKLINE;
+    default:
+      return LUA_MASKCOUNT;
+  }
+}
+
+constexpr std::uint8_t kNameTries = 4;  // sightings on which to look for a missing name
+
+}  // namespace
+
+// ---- Life cycle ---------------------------------------------------------------------------
+
+LuaSampler::LuaSampler(lua_State* main) : main_(main), profile_(std::make_shared<Profile>()) {
+  lua_pushlightuserdata(main, this);
+  lua_rawsetp(main, LUA_REGISTRYINDEX, &kSamplerKey);
+  frames_.reserve(256);
+}
+
+LuaSampler::~LuaSampler() {
+  stop();
+  lua_pushnil(main_);
+  lua_rawsetp(main_, LUA_REGISTRYINDEX, &kSamplerKey);
+}
+
+LuaSampler* LuaSampler::of(lua_State* L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &kSamplerKey);
+  auto* s = static_cast<LuaSampler*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  return s;
+}
+
+void LuaSampler::reset() {
+  if (active_) return;
+  profile_ = std::make_shared<Profile>();
+  lua_ids_.clear();
+  c_ids_.clear();
+  id_source_.clear();
+  name_tries_.clear();
+  elapsed_before_ns_ = 0;
+}
+
+bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::string* error) {
+  if (active_) {
+    if (error) *error = "the profiler is already active";
+    return false;
+  }
+  settings_ = settings;
+  counting_ = settings.count_calls;
+  Profile& p = *profile_;
+  p.period_ns = settings.period_ns;
+  p.clock = settings.clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall;
+  p.keep_samples = settings.full_stacks;
+  if (counting_) p.enable_call_counts();
+  if (p.threads.empty()) p.add_thread(0, "main");
+  learn_c_names(L);
+
+  // Whatever ran before, L runs now.
+  if (chain_.empty() || chain_.back() != L) chain_.assign(1, L);
+  pending_ = 0;
+  armed_ = nullptr;
+  current_ = L;
+  if (counting_) {
+    counting_host_ = {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)};
+    lua_sethook(L, sampler_hook, LUA_MASKCALL | (counting_host_.mask & ~LUA_MASKCALL),
+                counting_host_.count);
+  }
+  TimerSettings ts{settings.clock, settings.period_ns};
+  active_ = true;
+  if (!timer_.start(ts, tick_trampoline, this, error)) {
+    active_ = false;
+    if (counting_) lua_sethook(L, counting_host_.hook, counting_host_.mask, counting_host_.count);
+    return false;
+  }
+  return true;
+}
+
+void LuaSampler::stop() {
+  if (!active_) return;
+  timer_.stop();  // no tick runs after this returns
+  critical_ = true;
+  disarm();
+  if (counting_ && !chain_.empty()) {
+    lua_State* L = chain_.front();
+    if (lua_gethook(L) == sampler_hook)
+      lua_sethook(L, counting_host_.hook, counting_host_.mask, counting_host_.count);
+  }
+  critical_ = false;
+  active_ = false;
+  pending_ = 0;
+  std::uint64_t run_ns = timer_.program_ns();
+  elapsed_before_ns_ += run_ns;
+  Profile& p = *profile_;
+  p.total_seconds += static_cast<double>(run_ns) / 1e9;
+  p.health.signals += timer_.signals();
+  p.health.ticks_merged += merged_.exchange(0);
+}
+
+// ---- Signal path ----------------------------------------------------------------------------
+//
+// Async-signal-safe: it touches only lock-free atomics, the plain HostHook written before
+// armed_ is published, and lua_gethook/lua_gethookmask/lua_gethookcount (field reads) and
+// lua_sethook, which the Lua manual names as safe to call from a signal handler. It never
+// allocates and never walks the stack (settraps inside lua_sethook only marks frames).
+
+void LuaSampler::on_tick(std::uint64_t ticks) {
+  pending_.fetch_add(ticks, std::memory_order_relaxed);
+  if (critical_.load(std::memory_order_acquire)) return;  // normal code is moving the arm
+  lua_State* L = current_.load(std::memory_order_acquire);
+  if (!L) return;
+  lua_State* armed = armed_.load(std::memory_order_acquire);
+  if (armed == L) {
+    int mask = lua_gethookmask(L);
+    if (lua_gethook(L) == sampler_hook && (mask & LUA_MASKCOUNT)) {
+      merged_.fetch_add(ticks, std::memory_order_relaxed);
+      // Still pending a whole tick later: most likely inside a long C function, whose return
+      // event is the next safe point that still has it on the stack.
+      if (!(mask & LUA_MASKRET)) lua_sethook(L, sampler_hook, mask | LUA_MASKRET, 1);
+      return;
+    }
+    // The program replaced our hook (debug.sethook): keep its hook as the one to restore.
+  } else if (armed != nullptr) {
+    return;  // armed on another state; it samples when that state runs again
+  }
+  arm(L, 0);
+}
+
+void LuaSampler::arm(lua_State* L, int extra_mask) {
+  lua_Hook hook = lua_gethook(L);
+  int mask = lua_gethookmask(L);
+  if (hook != sampler_hook || !(mask & LUA_MASKCOUNT)) {
+    saved_ = {hook, mask, lua_gethookcount(L)};
+  }
+  armed_.store(L, std::memory_order_release);
+  // COUNT: the next Lua instruction. CALL: a C function calling out (the callee started after
+  // the tick, so the sample is the caller's). The host's own events stay, so its hook still fires.
+  int events = saved_.mask & (LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE);
+  lua_sethook(L, sampler_hook, LUA_MASKCOUNT | LUA_MASKCALL | extra_mask | events, 1);
+  arms_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Normal context, with critical_ set.
+void LuaSampler::disarm() {
+  lua_State* armed = armed_.load(std::memory_order_acquire);
+  if (!armed) return;
+  if (lua_gethook(armed) == sampler_hook) lua_sethook(armed, saved_.hook, saved_.mask, saved_.count);
+  armed_.store(nullptr, std::memory_order_release);
+}
+
+// ---- Hook: the safe point -------------------------------------------------------------------
+
+void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
+  const int event = ar->event;
+  if (counting_ && active_ && (event == LUA_HOOKCALL || event == LUA_HOOKTAILCALL)) count_call(L, ar);
+
+  if (armed_.load(std::memory_order_acquire) == L) {
+    HostHook host = saved_;
+    timer_.enter_profiler();
+    // At a call event the callee had not started when the tick came: leave it out.
+    take_sample(L, event == LUA_HOOKCALL || event == LUA_HOOKTAILCALL);
+    critical_ = true;
+    disarm();
+    critical_ = false;
+    timer_.leave_profiler();
+    if (host.hook && host.hook != sampler_hook && (host.mask & event_mask(event))) host.hook(L, ar);
+    return;
+  }
+  if (counting_ && active_) {
+    // Our counting hook: pass the events the program's own hook asked for.
+    if (L == chain_.front() && counting_host_.hook && (counting_host_.mask & event_mask(event)))
+      counting_host_.hook(L, ar);
+    if (!(lua_gethookmask(L) & LUA_MASKCOUNT)) return;
+  }
+  // A stray hook: copied into a new thread by lua_newthread, or left after the profiler
+  // stopped. Put back what the state should have.
+  critical_ = true;
+  if (counting_ && active_)
+    lua_sethook(L, sampler_hook, LUA_MASKCALL, 0);
+  else
+    lua_sethook(L, nullptr, 0, 0);
+  critical_ = false;
+}
+
+void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
+  std::uint64_t weight = pending_.exchange(0, std::memory_order_acq_rel);
+  if (weight == 0) return;
+  frames_.clear();
+  walk(L, skip_leaf ? 1 : 0, &frames_);
+  std::reverse(frames_.begin(), frames_.end());
+  profile_->add_sample(0, elapsed_before_ns_ + timer_.program_ns(), weight, frames_.data(),
+                       frames_.size());
+  ++profile_->health.samples_taken;
+}
+
+std::uint32_t LuaSampler::chain_index(lua_State* L) const {
+  for (std::size_t i = chain_.size(); i-- > 0;)
+    if (chain_[i] == L) return static_cast<std::uint32_t>(i);
+  return UINT32_MAX;
+}
+
+// Leaf-first frames of L, then of each resumer up the chain, until a profiler entry point
+// (everything below it is the caller's, not the profiled function's). Returns true when it
+// stopped at such a boundary.
+bool LuaSampler::walk(lua_State* L, int first_level, std::vector<FunctionId>* out) {
+  std::uint32_t idx = chain_index(L);
+  lua_State* s = L;
+  for (;;) {
+    lua_Debug ar;
+    for (int level = first_level; lua_getstack(s, level, &ar); ++level) {
+      bool boundary = false;
+      FunctionId id = intern(s, &ar, &boundary);
+      if (boundary) return true;
+      if (id != kNoFunction) out->push_back(id);
+    }
+    if (idx == UINT32_MAX || idx == 0) return false;
+    s = chain_[--idx];
+    first_level = 0;
+  }
+}
+
+// ---- Function identity ----------------------------------------------------------------------
+
+FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
+  lua_getinfo(L, "S", ar);
+  if (ar->what[0] == 'C') {
+    lua_getinfo(L, "f", ar);
+    void* fp = reinterpret_cast<void*>(lua_tocfunction(L, -1));
+    lua_pop(L, 1);
+    if (boundaries_.count(fp)) {
+      *boundary = true;
+      return kNoFunction;
+    }
+    if (own_.count(fp)) return kNoFunction;
+    auto it = c_ids_.find(fp);
+    if (it != c_ids_.end()) return it->second;
+    FunctionInfo info;
+    info.kind = FunctionKind::Native;
+    if (auto n = c_names_.find(fp); n != c_names_.end()) {
+      info.name = n->second;
+    } else {
+      lua_getinfo(L, "n", ar);
+      info.name = ar->name ? ar->name : "?";
+    }
+    FunctionId id = profile_->add_function(std::move(info));
+    c_ids_.emplace(fp, id);
+    id_source_.emplace_back();
+    name_tries_.push_back(0);
+    return id;
+  }
+  LuaKey key{ar->source, ar->linedefined, ar->lastlinedefined};
+  auto it = lua_ids_.find(key);
+  if (it != lua_ids_.end() && id_source_[it->second] == ar->source) {
+    FunctionId id = it->second;
+    if (name_tries_[id] > 0) {  // still unnamed: this call site may know a name
+      --name_tries_[id];
+      lua_getinfo(L, "n", ar);
+      if (ar->name) {
+        profile_->functions.rename(id, ar->name);
+        name_tries_[id] = 0;
+      }
+    }
+    return id;
+  }
+  // New prototype (or a new chunk loaded where a collected one used to be).
+  FunctionInfo info;
+  info.file = ar->short_src;
+  info.line = ar->linedefined;
+  info.last_line = ar->lastlinedefined;
+  if (ar->what[0] == 'm') {
+    info.kind = FunctionKind::Main;
+    info.name = "main chunk";
+  } else {
+    lua_getinfo(L, "n", ar);
+    info.name = ar->name ? ar->name : "?";
+  }
+  bool unnamed = info.kind == FunctionKind::Script && info.name == "?";
+  FunctionId id = profile_->add_function(std::move(info));
+  lua_ids_[key] = id;
+  id_source_.emplace_back(ar->source);
+  name_tries_.push_back(unnamed ? kNameTries : 0);
+  return id;
+}
+
+FunctionId LuaSampler::function_of(lua_State* L, lua_Debug* ar) {
+  bool boundary = false;
+  return intern(L, ar, &boundary);
+}
+
+bool LuaSampler::find_function_value(lua_State* L, int idx, FunctionId* out) {
+  if (lua_iscfunction(L, idx)) {
+    auto it = c_ids_.find(reinterpret_cast<void*>(lua_tocfunction(L, idx)));
+    if (it == c_ids_.end()) return false;
+    *out = it->second;
+    return true;
+  }
+  if (!lua_isfunction(L, idx)) return false;
+  lua_Debug ar;
+  lua_pushvalue(L, idx);
+  lua_getinfo(L, ">S", &ar);
+  auto it = lua_ids_.find(LuaKey{ar.source, ar.linedefined, ar.lastlinedefined});
+  if (it == lua_ids_.end() || id_source_[it->second] != ar.source) return false;
+  *out = it->second;
+  return true;
+}
+
+// Names library C functions as "string.rep" from package.loaded, as the debug library's
+// traceback does; call-site names ("rep", "?") are a poor second.
+void LuaSampler::learn_c_names(lua_State* L) {
+  int top = lua_gettop(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
+      std::string module = lua_tostring(L, -2);
+      lua_pushnil(L);
+      while (lua_next(L, -2)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_iscfunction(L, -1)) {
+          void* fp = reinterpret_cast<void*>(lua_tocfunction(L, -1));
+          std::string field = lua_tostring(L, -2);
+          std::string name = module == LUA_GNAME ? field : module + "." + field;
+          auto [pos, inserted] = c_names_.emplace(fp, name);
+          // Prefer the global name ("print") over a module path ("_G.print").
+          if (!inserted && module == LUA_GNAME) pos->second = name;
+        }
+        lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+}
+
+// ---- Call counting --------------------------------------------------------------------------
+
+void LuaSampler::count_call(lua_State* L, lua_Debug* ar) {
+  timer_.enter_profiler();
+  bool boundary = false;
+  FunctionId callee = intern(L, ar, &boundary);
+  if (callee != kNoFunction) {
+    bool self_call = false;
+    lua_Debug caller;
+    if (ar->event == LUA_HOOKCALL && lua_getstack(L, 1, &caller)) {
+      bool b = false;
+      self_call = intern(L, &caller, &b) == callee;
+    }
+    profile_->add_call(callee, self_call);
+  }
+  timer_.leave_profiler();
+}
+
+// ---- Coroutines -----------------------------------------------------------------------------
+
+void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
+  if (chain_.empty() || chain_.back() != from) chain_.assign(1, from);
+  chain_.push_back(co);
+  critical_ = true;
+  current_.store(co, std::memory_order_release);
+  if (active_) {
+    // A pending sample belongs to whatever runs next: move the arm into the coroutine.
+    if (armed_.load() == from) disarm();
+    if (counting_ && lua_gethook(co) != sampler_hook) lua_sethook(co, sampler_hook, LUA_MASKCALL, 0);
+    if (pending_.load() > 0) arm(co, 0);
+  }
+  critical_ = false;
+}
+
+void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
+  if (!chain_.empty() && chain_.back() == co) {
+    chain_.pop_back();
+  } else {
+    chain_.assign(1, from);
+  }
+  if (chain_.empty()) chain_.push_back(from);
+  critical_ = true;
+  current_.store(from, std::memory_order_release);
+  if (active_ && armed_.load() == co) {
+    disarm();
+    if (pending_.load() > 0) arm(from, 0);
+  }
+  critical_ = false;
+}
+
+void LuaSampler::fix_inherited_hook(lua_State* creator, lua_State* created) {
+  if (lua_gethook(created) != sampler_hook) return;
+  critical_ = true;
+  if (armed_.load() == creator)
+    lua_sethook(created, saved_.hook, saved_.mask, saved_.count);
+  else if (counting_ && active_)
+    lua_sethook(created, sampler_hook, LUA_MASKCALL, 0);
+  else
+    lua_sethook(created, nullptr, 0, 0);
+  critical_ = false;
+}
+
+}  // namespace scriptprof::lua

@@ -1,0 +1,139 @@
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "example_profile.hpp"
+#include "scriptprof/call_stats.hpp"
+
+using namespace scriptprof;
+
+TEST_CASE("worked example: self - cumulative once per stack - occurrences (FORMATS 0.5)") {
+  auto e = test::worked_example();
+  const Profile& p = e.profile;
+  CHECK(p.sample_weight() == 10);
+  CHECK(p.counts(e.main).self == 0);
+  CHECK(p.counts(e.main).cumulative == 10);
+  CHECK(p.counts(e.a).self == 7);
+  CHECK(p.counts(e.a).cumulative == 7);   // recursion counted once per stack
+  CHECK(p.counts(e.a).occurrences == 11); // Guile 3's every-frame count
+  CHECK(p.counts(e.b).self == 3);
+  CHECK(p.counts(e.b).cumulative == 3);
+  CHECK(check_invariants(p).empty());
+}
+
+TEST_CASE("weights count as that many samples") {
+  Profile p;
+  FunctionId f = p.add_function({"f", "x.lua", 1, 2, FunctionKind::Script});
+  FunctionId g = p.add_function({"g", "x.lua", 3, 4, FunctionKind::Script});
+  const FunctionId fg[] = {f, g};
+  p.add_sample(0, 0, 250, fg, 2);  // one long C call that swallowed 250 ticks
+  p.add_sample(0, 1, 1, fg, 1);
+  CHECK(p.sample_weight() == 251);
+  CHECK(p.counts(g).self == 250);
+  CHECK(p.counts(f).self == 1);
+  CHECK(p.counts(f).cumulative == 251);
+  CHECK(check_invariants(p).empty());
+}
+
+TEST_CASE("an empty stack counts toward the total only") {
+  Profile p;
+  p.add_sample(0, 0, 2, nullptr, 0);
+  CHECK(p.sample_weight() == 2);
+  CHECK(p.empty_weight() == 2);
+  CHECK(check_invariants(p).empty());
+}
+
+TEST_CASE("call counts: exact - self calls apart - unknown until counting is on") {
+  auto e = test::worked_example();
+  Profile& p = e.profile;
+  CHECK_FALSE(p.counts(e.a).calls.has_value());
+  p.enable_call_counts();
+  CHECK(p.counts(e.b).calls == 0u);
+  p.add_call(e.main, false);
+  p.add_call(e.a, false);
+  p.add_call(e.a, true);
+  p.add_call(e.b, false);
+  CHECK(p.counts(e.a).calls == 2u);
+  CHECK(p.counts(e.a).self_calls == 1);
+  CHECK(p.counts(e.main).calls == 1u);
+}
+
+TEST_CASE("statistics follow statprof's definitions") {
+  auto e = test::worked_example();
+  Profile& p = e.profile;
+  p.enable_call_counts();
+  p.add_call(e.a, false);
+  p.add_call(e.a, true);
+  CHECK(seconds_per_sample(p) == Approx(0.1));
+  CallStats a = function_stats(p, e.a);
+  CHECK(a.pct_time == Approx(70.0));
+  CHECK(a.cum_secs == Approx(0.7));
+  CHECK(a.self_secs == Approx(0.7));
+  CHECK(a.self_secs_per_call.value() == Approx(0.35));
+  CHECK(a.cum_secs_per_call == Approx(0.35));
+  CHECK(function_stats(p, e.a, CumulativeMode::EveryFrame).cum_secs == Approx(1.1));
+  // main: calls known but 0 -> per-call values divide by max(calls, 1), self per call is 0.
+  CallStats m = function_stats(p, e.main);
+  CHECK(m.self_secs_per_call.value() == 0.0);
+  CHECK(m.cum_secs_per_call == Approx(1.0));
+
+  auto rows = compute_call_stats(p);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].function == e.a);  // self descending
+  CHECK(rows[1].function == e.b);
+  CHECK(rows[2].function == e.main);
+}
+
+TEST_CASE("invariants hold on thousands of random stacks") {
+  std::mt19937 rng(12345);
+  Profile p;
+  std::vector<FunctionId> fns;
+  for (int i = 0; i < 40; ++i)
+    fns.push_back(p.add_function({"f" + std::to_string(i), "r.lua", i, i, FunctionKind::Script}));
+  std::uint64_t total = 0;
+  std::vector<std::uint64_t> self(fns.size(), 0), cum(fns.size(), 0);
+  for (int s = 0; s < 5000; ++s) {
+    std::vector<FunctionId> stack(rng() % 30);
+    for (auto& f : stack) f = fns[rng() % 8 == 0 ? rng() % fns.size() : rng() % 5];  // recursion
+    std::uint64_t w = 1 + rng() % 3;
+    p.add_sample(0, static_cast<std::uint64_t>(s), w, stack.data(), stack.size());
+    total += w;
+    // An independent model of the definitions.
+    std::vector<bool> seen(fns.size(), false);
+    for (FunctionId f : stack)
+      if (!seen[f]) seen[f] = true, cum[f] += w;
+    if (!stack.empty()) self[stack.back()] += w;
+  }
+  CHECK(check_invariants(p).empty());
+  CHECK(p.sample_weight() == total);
+  for (std::size_t i = 0; i < fns.size(); ++i) {
+    CHECK(p.counts(fns[i]).self == self[i]);
+    CHECK(p.counts(fns[i]).cumulative == cum[i]);
+  }
+}
+
+TEST_CASE("check_invariants reports a broken profile") {
+  Profile p;
+  FunctionId f = p.add_function({"f", "x.lua", 1, 1, FunctionKind::Script});
+  p.add_sample(0, 0, 1, &f, 1);
+  p.clear();
+  CHECK(check_invariants(p).empty());
+  CHECK(p.sample_weight() == 0);
+}
+
+TEST_CASE("labels are unique and readable") {
+  Profile p;
+  FunctionId a1 = p.add_function({"a", "x.lua", 1, 2, FunctionKind::Script});
+  FunctionId a2 = p.add_function({"a", "x.lua", 1, 2, FunctionKind::Script});  // a second closure kept apart
+  FunctionId c = p.add_function({"string.rep", "", 0, 0, FunctionKind::Native});
+  FunctionId m = p.add_function({"main chunk", "x.lua", 0, 0, FunctionKind::Main});
+  FunctionId i = p.add_function({"(idle)", "", 0, 0, FunctionKind::Pseudo});
+  CHECK(p.functions.label(a1) == "a (x.lua:1)");
+  CHECK(p.functions.label(a2) == "a (x.lua:1) #2");
+  CHECK(p.functions.label(c) == "string.rep [C]");
+  CHECK(p.functions.label(m) == "main chunk (x.lua)");
+  CHECK(p.functions.label(i) == "(idle)");
+  p.functions.rename(a1, "better");
+  CHECK(p.functions.label(a1) == "better (x.lua:1)");
+  CHECK(p.functions.label(a2) == "a (x.lua:1)");
+}

@@ -1,0 +1,111 @@
+#include <catch2/catch.hpp>
+
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+
+#include "scriptprof/sampling_timer.hpp"
+
+using namespace scriptprof;
+
+namespace {
+
+std::atomic<std::uint64_t> g_ticks{0};
+std::atomic<std::uint64_t> g_calls{0};
+void count_ticks(void*, std::uint64_t ticks) {  // async-signal-safe: atomics only
+  g_ticks += ticks;
+  ++g_calls;
+}
+
+double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+void burn_cpu(double seconds) {
+  double end = thread_cpu_seconds() + seconds;
+  volatile std::uint64_t x = 0;
+  while (thread_cpu_seconds() < end)
+    for (int i = 0; i < 10000; ++i) x = x + static_cast<std::uint64_t>(i);
+}
+
+void sleep_for(double seconds) {
+  timespec ts{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<double>(static_cast<time_t>(seconds))) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+}  // namespace
+
+// Ticks are whole periods of program time, so their count follows from the clock itself:
+// these checks hold however the machine's scheduler delays signals.
+TEST_CASE("CPU clock: one tick per period of CPU time - at rates above the 250 Hz kernel tick") {
+  for (std::uint64_t hz : {100u, 1000u, 4000u}) {
+    SamplingTimer t;
+    g_ticks = 0;
+    std::string error;
+    REQUIRE(t.start({TimerClock::Cpu, 1'000'000'000u / hz}, count_ticks, nullptr, &error));
+    burn_cpu(0.3);
+    t.stop();
+    double expected = static_cast<double>(t.program_ns()) / 1e9 * static_cast<double>(hz);
+    INFO("hz " << hz << ": ticks " << g_ticks.load() << ", expected " << expected);
+    CHECK(static_cast<double>(g_ticks.load()) <= expected + 1.0);
+    // The last partial period, and the one still waiting for its signal at stop, are not ticks.
+    CHECK(static_cast<double>(g_ticks.load()) >= expected - 2.0);
+    CHECK(t.program_ns() >= 250'000'000u);  // the burn itself, less the profiler's own time
+    CHECK(t.signals() > 0);
+  }
+}
+
+TEST_CASE("CPU clock: no ticks while the thread sleeps - wall clock: ticks go on") {
+  std::string error;
+  {
+    SamplingTimer t;
+    g_ticks = 0;
+    REQUIRE(t.start({TimerClock::Cpu, 1'000'000}, count_ticks, nullptr, &error));
+    sleep_for(0.2);
+    t.stop();
+    CHECK(g_ticks.load() < 20);  // a sleeping thread uses almost no CPU time
+    CHECK(t.program_ns() < 20'000'000u);
+  }
+  {
+    SamplingTimer t;
+    g_ticks = 0;
+    REQUIRE(t.start({TimerClock::Wall, 1'000'000}, count_ticks, nullptr, &error));
+    sleep_for(0.2);
+    t.stop();
+    CHECK(g_ticks.load() >= 150);
+    CHECK(t.program_ns() >= 190'000'000u);
+  }
+}
+
+TEST_CASE("the profiler's own time is not program time - so it cannot create ticks") {
+  SamplingTimer t;
+  g_ticks = 0;
+  std::string error;
+  REQUIRE(t.start({TimerClock::Wall, 1'000'000}, count_ticks, nullptr, &error));
+  t.enter_profiler();
+  sleep_for(0.1);  // a slow "stack walk"
+  t.leave_profiler();
+  std::uint64_t program = t.program_ns();
+  t.stop();
+  CHECK(program < 20'000'000u);
+  CHECK(g_ticks.load() < 20);
+}
+
+TEST_CASE("start refuses a zero period and a second start - stop is idempotent") {
+  SamplingTimer t;
+  std::string error;
+  CHECK_FALSE(t.start({TimerClock::Cpu, 0}, count_ticks, nullptr, &error));
+  CHECK(error == "sampling period must be positive");
+  REQUIRE(t.start({TimerClock::Cpu, 1'000'000}, count_ticks, nullptr, &error));
+  CHECK_FALSE(t.start({TimerClock::Cpu, 1'000'000}, count_ticks, nullptr, &error));
+  CHECK(error == "timer already running");
+  t.stop();
+  t.stop();
+  CHECK_FALSE(t.running());
+  // Restartable after a stop.
+  CHECK(t.start({TimerClock::Wall, 1'000'000}, count_ticks, nullptr, &error));
+}
