@@ -24,8 +24,8 @@ using scriptprof::lua::LuaSampler;
 
 namespace {
 
-// Messages carry the interpreter's name so they read exactly as lua5.4's.
-const char kProgName[] = "lua5.4";
+// As lua.c: messages are prefixed with the program's own argv[0].
+const char* g_progname = "luaprof";
 
 struct Options {
   scriptprof::lua::SamplerSettings sampler;
@@ -57,8 +57,7 @@ void usage(FILE* out) {
 }
 
 [[noreturn]] void bad_usage(const std::string& message) {
-  std::fprintf(stderr, "luaprof: %s\n", message.c_str());
-  usage(stderr);
+  std::fprintf(stderr, "luaprof: %s\nTry 'luaprof --help' for the options.\n", message.c_str());
   std::exit(EXIT_FAILURE);
 }
 
@@ -167,7 +166,7 @@ int docall(lua_State* L, int narg, int nres) {
 }
 
 void print_message(const char* msg) {
-  std::fprintf(stderr, "%s: %s\n", kProgName, msg);
+  std::fprintf(stderr, "%s: %s\n", g_progname, msg);
   std::fflush(stderr);
 }
 
@@ -267,6 +266,7 @@ int protected_main(lua_State* L) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 0 && argv[0] && argv[0][0]) g_progname = argv[0];
   Options options = parse_options(argc, argv);
   g_run.report_file = options.report_file;
   lua_State* L = luaL_newstate();

@@ -36,9 +36,10 @@ int resume_tracked(lua_State* L, lua_State* co, int narg) {
   return -1;
 }
 
+// Lua 5.4.4 reports a non-thread argument as "thread expected" (checked against lua5.4).
 lua_State* checked_coroutine(lua_State* L) {
   lua_State* co = lua_tothread(L, 1);
-  luaL_argexpected(L, co, 1, "coroutine");
+  luaL_argexpected(L, co, 1, "thread");
   return co;
 }
 

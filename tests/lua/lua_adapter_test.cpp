@@ -1,1 +1,122 @@
+// The Lua adapter driven from C++, the way an engine embeds it.
 #include <catch2/catch.hpp>
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+
+#include <string>
+
+#include "lua_attach.hpp"
+#include "scriptprof/statprof_flat_report.hpp"
+
+using namespace scriptprof;
+using namespace scriptprof::lua;
+
+namespace {
+
+struct State {
+  lua_State* L = luaL_newstate();
+  State() { luaL_openlibs(L); }
+  ~State() { lua_close(L); }
+  void run(const char* code) {
+    if (luaL_dostring(L, code) != LUA_OK) FAIL(lua_tostring(L, -1));
+  }
+};
+
+SamplerSettings at(std::uint64_t hz) {
+  SamplerSettings s;
+  s.period_ns = 1'000'000'000u / hz;
+  return s;
+}
+
+std::uint64_t self_of(const Profile& p, const std::string& prefix) {
+  for (FunctionId f = 0; f < p.functions.size(); ++f)
+    if (p.functions.label(f).rfind(prefix, 0) == 0) return p.counts(f).self;
+  return 0;
+}
+
+int host_hook_calls = 0;
+void host_hook(lua_State*, lua_Debug*) { ++host_hook_calls; }
+
+}  // namespace
+
+TEST_CASE("a profiled run restores the host's own hook exactly") {
+  State s;
+  lua_sethook(s.L, host_hook, LUA_MASKCOUNT, 1000);
+  LuaSampler* sampler = attach_sampler(s.L);
+  std::string error;
+  host_hook_calls = 0;
+  REQUIRE(sampler->start(s.L, at(5000), &error));
+  s.run("local x = 0 for i = 1, 3e6 do x = x + i end");
+  sampler->stop();
+  CHECK(lua_gethook(s.L) == host_hook);
+  CHECK(lua_gethookmask(s.L) == LUA_MASKCOUNT);
+  CHECK(lua_gethookcount(s.L) == 1000);
+  CHECK(host_hook_calls > 1000);  // it kept firing during the run
+  CHECK(sampler->profile().sample_weight() > 0);
+  CHECK(check_invariants(sampler->profile()).empty());
+}
+
+TEST_CASE("start twice is refused with a reason") {
+  State s;
+  LuaSampler* sampler = attach_sampler(s.L);
+  std::string error;
+  REQUIRE(sampler->start(s.L, at(100), &error));
+  CHECK_FALSE(sampler->start(s.L, at(100), &error));
+  CHECK(error == "the profiler is already active");
+  sampler->stop();
+  CHECK_FALSE(sampler->active());
+}
+
+TEST_CASE("a C host resuming a coroutine itself tells the adapter and samples follow") {
+  State s;
+  s.run(R"(
+    function busy(n) local x = 0 for i = 1, n do x = x + i % 5 end return x end
+    function body() for i = 1, 40 do busy(300000); coroutine.yield(i) end end
+  )");
+  LuaSampler* sampler = attach_sampler(s.L);
+  lua_State* co = lua_newthread(s.L);
+  lua_getglobal(co, "body");
+  std::string error;
+  REQUIRE(sampler->start(s.L, at(1000), &error));
+  int status = LUA_YIELD, nres = 0;
+  while (status == LUA_YIELD) {
+    sampler->enter_coroutine(s.L, co);  // the one call pair a host makes around lua_resume
+    status = lua_resume(co, s.L, 0, &nres);
+    sampler->leave_coroutine(co, s.L);
+    lua_pop(co, nres);
+  }
+  sampler->stop();
+  REQUIRE(status == LUA_OK);
+  const Profile& p = sampler->profile();
+  INFO(statprof_flat_report(p));
+  CHECK(self_of(p, "busy (") >= p.sample_weight() * 9 / 10);
+  CHECK(check_invariants(p).empty());
+}
+
+TEST_CASE("closing the state while profiling stops everything cleanly") {
+  auto* s = new State;
+  LuaSampler* sampler = attach_sampler(s->L);
+  std::string error;
+  REQUIRE(sampler->start(s->L, at(10000), &error));
+  s->run("local x = 0 for i = 1, 1e6 do x = x + i end");
+  delete s;  // lua_close frees the sampler, which stops its timer first
+  SUCCEED("no tick reached a freed sampler");
+}
+
+TEST_CASE("many start and stop cycles keep working and keep one profile") {
+  State s;
+  LuaSampler* sampler = attach_sampler(s.L);
+  std::string error;
+  for (int i = 0; i < 300; ++i) {
+    REQUIRE(sampler->start(s.L, at(10000), &error));
+    s.run("local x = 0 for i = 1, 2e4 do x = x + i end");
+    sampler->stop();
+  }
+  CHECK(lua_gethook(s.L) == nullptr);
+  CHECK(check_invariants(sampler->profile()).empty());
+  CHECK(sampler->accumulated_seconds() > 0.0);
+}

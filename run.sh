@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The project's two entry points (see README.md):
+#   ./run.sh demo   install what is missing, build, profile samples/quickstart/work.lua
+#   ./run.sh test   install what is missing, build, run the whole test suite: a normal build
+#                   and an AddressSanitizer+UndefinedBehaviorSanitizer build, both through ctest
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(g++ cmake make pkg-config lua5.4 liblua5.4-dev libboost-context-dev catch2)
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "== installing: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+build() {  # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j"$JOBS"
+}
+
+case "${1:-}" in
+  demo)
+    install_missing
+    build build
+    echo "== build/bin/luaprof --hz 1000 samples/quickstart/work.lua"
+    build/bin/luaprof --hz 1000 samples/quickstart/work.lua
+    ;;
+  test)
+    install_missing
+    build build
+    echo "== tests (build/)"
+    (cd build && ctest --output-on-failure -j"$JOBS")
+    build build-asan -DSCRIPTPROF_SANITIZE=ON
+    echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
+    (cd build-asan && ctest --output-on-failure -j"$JOBS")
+    ;;
+  *)
+    echo "usage: ./run.sh demo | test" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,42 @@
+-- Sampling overhead on a CPU-bound workload, as a ratio to the unprofiled run.
+-- Runs A (plain) and B (profiled) interleaved, A B A B ..., and compares medians, so a noisy
+-- shared machine still gives a fair ratio. Usage, from the repository root:
+--   lua5.4 -e "package.cpath='build/lib/?.so;'..package.cpath" samples/bench/overhead.lua [rounds]
+local profiler = require "profiler"
+local rounds = tonumber(arg and arg[1]) or 9
+
+local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+local function mixed()
+  local t, s = {}, 0
+  for i = 1, 200000 do t[i] = tostring(i % 977) end
+  for i = 1, #t do s = s + #t[i] end
+  table.sort(t)
+  return s + fib(24)
+end
+local workloads = { {"fib(27)", function() return fib(27) end}, {"mixed", mixed} }
+
+local function now() return os.clock() end  -- CPU seconds of this process
+local function median(xs) table.sort(xs) return xs[(#xs + 1) // 2] end
+
+local function measure(fn, opts)
+  local plain, profiled, rate = {}, {}, {}
+  for _ = 1, rounds do
+    local t0 = now(); fn(); plain[#plain + 1] = now() - t0
+    t0 = now()
+    if opts then profiler.statprof(fn, opts) else fn() end
+    profiled[#profiled + 1] = now() - t0
+    if opts then rate[#rate + 1] = profiler.sample_count() / profiler.accumulated_time() end
+  end
+  return median(plain), median(profiled), opts and median(rate) or 0
+end
+
+print(string.format("scriptprof overhead, %d interleaved rounds, medians of process CPU time", rounds))
+print(string.format("%-10s %-6s %8s %10s %11s %8s %10s", "workload", "clock", "hz", "plain s", "profiled s", "ratio", "rate Hz"))
+for _, w in ipairs(workloads) do
+  for _, clock in ipairs({"cpu", "wall"}) do
+    for _, hz in ipairs({100, 1000, 10000}) do
+      local a, b, r = measure(w[2], {hz = hz, clock = clock, display = false})
+      print(string.format("%-10s %-6s %8d %10.4f %11.4f %8.3f %10.1f", w[1], clock, hz, a, b, b / a, r))
+    end
+  end
+end

@@ -1,0 +1,92 @@
+-- Samples taken inside a coroutine belong to the coroutine's functions, stitched under the
+-- code that resumed it (FORMATS 0.6); the coroutine library keeps Lua 5.4's exact behaviour.
+local profiler = require "profiler"
+local H = dofile("harness.lua")
+
+local function produce_item(n) local x = 0 for i = 1, 2 * n do x = x + i % 7 end return x end
+local function consume_item(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
+local function producer() for i = 1, 300 do produce_item(60000); coroutine.yield(i) end end
+-- The producer is called from C (resume), so it has no name: find it by its line.
+local producer_label = "(" .. debug.getinfo(1, "S").short_src .. ":" .. debug.getinfo(producer, "S").linedefined .. ")"
+
+local function run(make)
+  local next_item = make(producer)
+  local s = 0
+  for _ = 1, 300 do s = s + next_item(); consume_item(60000) end
+  return s
+end
+local via_wrap = function(f) return coroutine.wrap(f) end
+local via_resume = function(f)
+  local co = coroutine.create(f)
+  return function() local ok, v = coroutine.resume(co); assert(ok, v); return v end
+end
+
+for name, make in pairs({wrap = via_wrap, resume = via_resume}) do
+  local sum = profiler.statprof(function() local s = run(make); return s end, {hz = 1000, full_stacks = true, display = false})
+  H.check(sum == 300 * 301 / 2, "%s: the coroutine's values came through (%s)", name, sum)
+  local n = profiler.sample_count()
+  local p_self, c_self, stitched, wrong = 0, 0, 0, 0
+  for _, stack in ipairs(profiler.fetch_stacks()) do
+    local leaf, joined = stack[1], table.concat(stack, " <- ")
+    if leaf:find("^produce_item") then
+      p_self = p_self + stack.weight
+      -- leaf <- producer <- (resume or wrapped function) [C] <- ... <- run
+      if joined:find(producer_label, 1, true) and joined:find("[C]", 1, true) and joined:find("run (", 1, true) then
+        stitched = stitched + stack.weight
+      end
+    elseif leaf:find("^consume_item") then
+      c_self = c_self + stack.weight
+      if joined:find(producer_label, 1, true) then wrong = wrong + stack.weight end
+    end
+  end
+  local ps = 100 * p_self / n
+  print(string.format("%s: %d samples, producer's work %.1f%% (expected 66.7), stitched %d of %d",
+                      name, n, ps, stitched, p_self))
+  H.check(math.abs(ps - 200 / 3) <= 5, "%s: producer share %.1f%%", name, ps)
+  H.check(stitched == p_self, "%s: %d of %d coroutine samples stitched under the resumer", name, stitched, p_self)
+  H.check(wrong == 0, "%s: %d resumer samples blamed on the coroutine", name, wrong)
+  H.check_invariants(profiler, name)
+end
+
+-- The coroutine library behaves exactly as without the profiler: the same script, run by the
+-- stock interpreter with and without `require "profiler"`, prints the same thing.
+local behaviours = [[
+local function show(...) local t = table.pack(...) for i = 1, t.n do t[i] = tostring(t[i]) end print(table.concat(t, " | ")) end
+show(pcall(coroutine.resume, 42))
+show(pcall(coroutine.wrap, 42))
+show(pcall(coroutine.create))
+local co = coroutine.create(function(a, b) local c = coroutine.yield(a + b); error("boom " .. c) end)
+show(coroutine.resume(co, 1, 2)); show(coroutine.resume(co, "x")); show(coroutine.resume(co)); show(coroutine.status(co))
+local w = coroutine.wrap(function() error("inside wrap") end)
+show(pcall(w))
+local w2 = coroutine.wrap(function() error({code = 7}) end)
+local ok, e = pcall(w2); show(ok, type(e), e.code)
+local closed = {}
+local w3 = coroutine.wrap(function()
+  local x <close> = setmetatable({}, {__close = function(_, err) closed[#closed + 1] = tostring(err) end})
+  coroutine.yield(1); error("after yield")
+end)
+show(w3()); show(pcall(w3)); show(#closed, closed[1])
+show(pcall(w3))
+local co2 = coroutine.wrap(function(...) return select("#", ...), ... end)
+show(co2(nil, nil, 3))
+show(coroutine.isyieldable(), type(coroutine.running()), select(2, coroutine.running()))
+local co3 = coroutine.create(function() show(coroutine.isyieldable(), coroutine.status(coroutine.running())) return pcall(function() return coroutine.yield("across pcall") end) end)
+show(coroutine.resume(co3)); show(coroutine.resume(co3, "back")); show(coroutine.close(co3))
+local co4 = coroutine.create(function() local y <close> = setmetatable({}, {__close = function() print("closed co4") end}) coroutine.yield() end)
+coroutine.resume(co4); show(coroutine.close(co4)); show(coroutine.status(co4))
+show(pcall(coroutine.resume, coroutine.running()))
+local many = coroutine.wrap(function() return table.unpack({}, 1, 5000) end)
+show(select("#", many()))
+]]
+local path = os.tmpname()
+local f = assert(io.open(path, "w")); f:write(behaviours); f:close()
+local plain = H.run(string.format("%s %s", H.lua, path))
+local profiled_script = string.format(
+  "package.cpath=%q; local p = require 'profiler'; p.start(); dofile(%q); p.stop()", H.cpath, path)
+local profiled = H.run(string.format("%s -e %q", H.lua, profiled_script))
+os.remove(path)
+-- Error messages name the chunk; both runs load the same file, so they match exactly.
+H.check(plain == profiled, "coroutine behaviour differs under the profiler:\n--- plain\n%s--- profiled\n%s", plain, profiled)
+H.check(#plain > 200, "the behaviour script ran (%d bytes of output)", #plain)
+H.done()

@@ -1,0 +1,29 @@
+-- Time inside a long C function is that C function's self time: ticks that coalesce while it
+-- runs are carried as the sample's weight, not collapsed into one sample.
+local profiler = require "profiler"
+local H = dofile("harness.lua")
+
+local cases = {
+  ["string.rep [C]"] = function() for _ = 1, 12 do local s = string.rep("abcd", 6000000) end end,
+  ["table.sort [C]"] = function()
+    local t = {}
+    for i = 1, 200000 do t[i] = (i * 7919) % 200003 end
+    for _ = 1, 3 do table.sort(t); for i = 1, #t // 2 do t[i], t[#t - i + 1] = t[#t - i + 1], t[i] end end
+  end,
+  ["string.gsub [C]"] = function()
+    local s = string.rep("hello world ", 400000)
+    for _ = 1, 4 do s = s:gsub("o", "0"):gsub("0", "o") end
+  end,
+}
+for label, fn in pairs(cases) do
+  for _, hz in ipairs({100, 1000}) do
+    profiler.statprof(fn, {hz = hz, display = false})
+    local c = H.counts(profiler)
+    local n = profiler.sample_count()
+    local share = c[label] and 100 * c[label].self / n or 0
+    print(string.format("%s at %d Hz: %.1f%% of %d samples", label, hz, share, n))
+    H.check(share >= 80, "%s at %d Hz: only %.1f%% self", label, hz, share)
+    H.check_invariants(profiler, label)
+  end
+end
+H.done()

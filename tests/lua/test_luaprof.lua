@@ -1,0 +1,103 @@
+-- luaprof runs a script exactly as lua5.4 does (arg, output, errors, exit status) and then
+-- prints the flat report.
+local H = dofile("harness.lua")
+assert(H.luaprof, "LUAPROF is not set")
+
+local function write(path, text) local f = assert(io.open(path, "w")); f:write(text); f:close() end
+local function read(path) local f = io.open(path); if not f then return nil end local t = f:read("a"); f:close(); return t end
+local dir = os.tmpname(); os.remove(dir); os.execute("mkdir -p " .. dir)
+
+-- Runs `cmd`, returning stdout, stderr and the exit status separately.
+local function run(cmd, env)
+  local out, err = dir .. "/out", dir .. "/err"
+  local ok, how, code = os.execute(string.format("%s %s >%s 2>%s", env or "", cmd, out, err))
+  return read(out), read(err), how == "exit" and code or -code
+end
+local report_start = "%     cumulative   self             \n"
+
+-- As lua.c does, each program prefixes its messages with its own argv[0].
+local function unprefixed(text, prog)
+  return (text:gsub("^" .. prog:gsub("%p", "%%%0") .. ": ", "PROGRAM: "))
+end
+
+local function same_as_lua(name, script, args, env, no_report)
+  local path = dir .. "/" .. name .. ".lua"
+  write(path, script)
+  local o1, e1, c1 = run(string.format("%s %s %s", H.lua, path, args or ""), env)
+  local o2, e2, c2 = run(string.format("%s --hz 1000 %s %s", H.luaprof, path, args or ""), env)
+  e1, e2 = unprefixed(e1, H.lua), unprefixed(e2, H.luaprof)
+  local cut = o2:find(report_start, 1, true) or o2:find("No samples recorded.\n", 1, true)
+  H.check(no_report or cut ~= nil, "%s: luaprof printed a report:\n%s", name, o2)
+  local script_out = cut and o2:sub(1, cut - 1) or o2
+  H.check(script_out == o1, "%s: stdout differs\n--- lua5.4\n%s--- luaprof\n%s", name, o1, script_out)
+  H.check(e2 == e1, "%s: stderr differs\n--- lua5.4\n%s--- luaprof\n%s", name, e1, e2)
+  H.check(c2 == c1, "%s: exit status %s, lua5.4 gave %s", name, c2, c1)
+  return o2, c1
+end
+
+same_as_lua("args", [[
+print(#arg, arg[0] ~= nil, arg[1], arg[2], arg[3], select("#", ...), ...)
+local s = 0 for i = 1, 3e6 do s = s + i end print(s)
+]], "one 'two words' 3")
+
+same_as_lua("error", [[
+local function inner() error("boom") end
+local function outer() inner() end
+outer()
+]])
+same_as_lua("error_table", [[error(setmetatable({}, {__tostring = function() return "custom object" end}))]])
+same_as_lua("error_nil", [[error()]])
+same_as_lua("syntax", [[this is not lua]], "", "", true)  -- never loaded: nothing profiled
+local _, code = same_as_lua("exit3", [[print("before"); os.exit(3)]])
+H.check(code == 3, "os.exit(3) gives 3 (%s)", code)
+same_as_lua("exit_close", [[local t <close> = setmetatable({}, {__close = function() print("closed") end}); os.exit(true, true)]])
+same_as_lua("exit_false", [[io.write("partial"); os.exit(false)]])
+same_as_lua("init", [[print(INIT_RAN)]], "", "LUA_INIT='INIT_RAN = 42'")
+same_as_lua("coroutines", [[
+local co = coroutine.wrap(function(a) for i = 1, 3 do a = coroutine.yield(a * 2) end return "done" end)
+print(co(1), co(2), co(3), co(4))
+print(pcall(coroutine.wrap(function() error("in co") end)))
+]])
+
+-- The report of a script that works is a real profile.
+local path = dir .. "/work.lua"
+write(path, [[
+local function hot() local x = 0 for i = 1, 2e7 do x = x + i % 3 end return x end
+print(hot())
+]])
+local out, err, code = run(string.format("%s --hz 1000 %s", H.luaprof, path))
+H.check(code == 0 and err == "", "work.lua ran cleanly (%s, %s)", code, err)
+H.check(out:find("\n *%d+%.%d%d +[%d.]+ +[%d.]+  hot %(") ~= nil, "hot is in the report:\n%s", out)
+H.check(out:find("main chunk (" .. path .. ")", 1, true) ~= nil, "the main chunk is in the report")
+H.check(not out:find("protected_main", 1, true) and not out:find("[C]", 1, true), "no frame below the script:\n%s", out)
+
+-- --report writes the report to a file; the script's output stays on stdout.
+local report = dir .. "/report.txt"
+out = run(string.format("%s --report %s --clock wall %s", H.luaprof, report, path))
+H.check(not out:find(report_start, 1, true), "--report keeps the report off stdout")
+H.check((read(report) or ""):find("Sample count: %d+") ~= nil, "--report wrote the report")
+
+-- The profiler module inside luaprof is luaprof's own profiler.
+write(path, [[local p = require "profiler"; print(p.active(), pcall(p.start))]])
+out = run(string.format("%s %s", H.luaprof, path))
+H.check(out:find("^true\tfalse\t[^\n]*already active") ~= nil, "require 'profiler' sees luaprof's run:\n%s", out)
+
+-- Bad command lines: a clear message and status 1, before any script runs.
+for _, bad in ipairs({{"--hz 0 x.lua", "--hz: hz must be a number in (0, 100000], got 0"},
+                      {"--hz fast x.lua", "--hz: 'fast' is not a number"},
+                      {"--clock gpu x.lua", "--clock must be cpu or wall, got 'gpu'"},
+                      {"--frobnicate x.lua", "unknown option '--frobnicate'"},
+                      {"", "no script given"},
+                      {"--hz", "--hz needs a value"}}) do
+  local o, e, c = run(H.luaprof .. " " .. bad[1])
+  H.check(c == 1 and e == "luaprof: " .. bad[2] .. "\nTry 'luaprof --help' for the options.\n",
+          "luaprof %s: status %s, stderr %s", bad[1], c, e)
+end
+local o, _, c = run(H.luaprof .. " --help")
+H.check(c == 0 and o:find("usage: luaprof", 1, true), "--help prints the usage")
+local _, e, c2 = run(H.luaprof .. " " .. dir .. "/missing.lua")
+H.check(c2 == 1 and unprefixed(e, H.luaprof):find("^PROGRAM: cannot open " .. dir .. "/missing.lua") ~= nil,
+        "a missing script: %s", e)
+
+os.execute("rm -rf " .. dir)
+H.done()
