@@ -466,6 +466,22 @@ int l_fetch_call_tree(lua_State* L) {
   return 1;
 }
 
+// profiler.health() -> {signals=, samples_taken=, ticks_merged=, dropped=}: what the sampler
+// did for the last profile, so a user can see when ticks were merged or dropped.
+int l_health(lua_State* L) {
+  const SamplerHealth& h = last_profile(L).health;
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, static_cast<lua_Integer>(h.signals));
+  lua_setfield(L, -2, "signals");
+  lua_pushinteger(L, static_cast<lua_Integer>(h.samples_taken));
+  lua_setfield(L, -2, "samples_taken");
+  lua_pushinteger(L, static_cast<lua_Integer>(h.ticks_merged));
+  lua_setfield(L, -2, "ticks_merged");
+  lua_pushinteger(L, static_cast<lua_Integer>(h.dropped));
+  lua_setfield(L, -2, "dropped");
+  return 1;
+}
+
 const luaL_Reg kFunctions[] = {
     {"statprof", l_statprof},
     {"reset", l_reset},
@@ -491,6 +507,7 @@ const luaL_Reg kFunctions[] = {
     {"display", l_display},
     {"fetch_stacks", l_fetch_stacks},
     {"fetch_call_tree", l_fetch_call_tree},
+    {"health", l_health},
     {nullptr, nullptr},
 };
 

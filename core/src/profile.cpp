@@ -27,14 +27,14 @@ void Profile::add_thread(std::uint32_t id, std::string thread_name) {
   threads.push_back({id, std::move(thread_name)});
 }
 
-void Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
+NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
                          const FunctionId* frames, std::size_t n) {
   total_weight_ += weight;
   NodeId leaf = tree.add_path(thread, frames, n, weight);
   if (keep_samples) samples.push_back({leaf, thread, weight, t_ns});
   if (n == 0) {
     empty_weight_ += weight;
-    return;
+    return leaf;
   }
   // A fresh stamp per sample makes "once per stack" O(depth) with no per-sample set.
   if (++stamp_ == 0) {
@@ -50,6 +50,7 @@ void Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t
     }
   }
   counts_[frames[n - 1]].self += weight;
+  return leaf;
 }
 
 void Profile::add_call(FunctionId callee, bool self_call) {

@@ -197,12 +197,14 @@ std::uint64_t SamplingTimer::program_ns() const {
 
 void SamplingTimer::enter_profiler() { profiler_since_.store(now(), std::memory_order_relaxed); }
 
-void SamplingTimer::leave_profiler() {
+std::uint64_t SamplingTimer::leave_profiler() {
   std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
-  if (!since) return;
+  if (!since) return 0;
   std::uint64_t t = now();
-  excluded_profiler_.fetch_add(t > since ? t - since : 0, std::memory_order_relaxed);
+  std::uint64_t spent = t > since ? t - since : 0;
+  excluded_profiler_.fetch_add(spent, std::memory_order_relaxed);
   profiler_since_.store(0, std::memory_order_relaxed);
+  return spent;
 }
 
 // Signal context. Async-signal-safe: clock_gettime, lock-free atomics and the TickHandler.
@@ -216,7 +218,7 @@ void SamplingTimer::on_signal() {
     if (program >= next_tick_) {
       std::uint64_t ticks = (program - next_tick_) / settings_.period_ns + 1;
       next_tick_ += ticks * settings_.period_ns;
-      handler_(context_, ticks);
+      handler_(context_, ticks, program);
     }
     std::uint64_t done = now();
     excluded_handler_.fetch_add(done > raw ? done - raw : 0, std::memory_order_relaxed);

@@ -1,5 +1,7 @@
 #include "lua_sampler.hpp"
 
+#include "lua_frame_walk.hpp"
+
 extern "C" {
 #include <lauxlib.h>
 }
@@ -22,9 +24,14 @@ void sampler_hook(lua_State* L, lua_Debug* ar) {
 }
 
 // Signal context: forwards to the sampler (see LuaSampler::on_tick for why it is safe).
-void tick_trampoline(void* context, std::uint64_t ticks) {
-  static_cast<LuaSampler*>(context)->on_tick(ticks);
+void tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t program_ns) {
+  static_cast<LuaSampler*>(context)->on_tick(ticks, program_ns);
 }
+
+// The share of program time the profiler may spend sampling. A sample that cost more (a stack
+// 100k frames deep) defers the next arming; the ticks in between are not lost but carried as
+// the next sample's weight, which is sampling at a lower rate: unbiased, and no crawl.
+constexpr std::uint64_t kCostBudgetDivisor = 4;  // at most 1/4 of program time
 
 int event_mask(int event) {
   switch (event) {
@@ -73,6 +80,7 @@ void LuaSampler::reset() {
   id_source_.clear();
   name_tries_.clear();
   elapsed_before_ns_ = 0;
+  last_leaf_ = kNoNode;
 }
 
 bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::string* error) {
@@ -93,6 +101,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   // Whatever ran before, L runs now.
   if (chain_.empty() || chain_.back() != L) chain_.assign(1, L);
   pending_ = 0;
+  next_arm_ns_ = 0;
   armed_ = nullptr;
   current_ = L;
   if (counting_) {
@@ -122,8 +131,18 @@ void LuaSampler::stop() {
   }
   critical_ = false;
   active_ = false;
-  pending_ = 0;
   std::uint64_t run_ns = timer_.program_ns();
+  // Ticks still waiting for a safe point (the end came first, or sampling was over budget) go
+  // to the last stack sampled, the same approximation the budget makes; without one they are
+  // dropped, and said so.
+  if (std::uint64_t left = pending_.exchange(0)) {
+    if (last_leaf_ != kNoNode) {
+      std::vector<FunctionId> frames = profile_->tree.stack(last_leaf_);
+      profile_->add_sample(0, elapsed_before_ns_ + run_ns, left, frames.data(), frames.size());
+    } else {
+      profile_->health.dropped += left;
+    }
+  }
   elapsed_before_ns_ += run_ns;
   Profile& p = *profile_;
   p.total_seconds += static_cast<double>(run_ns) / 1e9;
@@ -138,9 +157,13 @@ void LuaSampler::stop() {
 // lua_sethook, which the Lua manual names as safe to call from a signal handler. It never
 // allocates and never walks the stack (settraps inside lua_sethook only marks frames).
 
-void LuaSampler::on_tick(std::uint64_t ticks) {
+void LuaSampler::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
   pending_.fetch_add(ticks, std::memory_order_relaxed);
   if (critical_.load(std::memory_order_acquire)) return;  // normal code is moving the arm
+  if (program_ns < next_arm_ns_.load(std::memory_order_relaxed)) {
+    merged_.fetch_add(ticks, std::memory_order_relaxed);  // over budget: carried as weight
+    return;
+  }
   lua_State* L = current_.load(std::memory_order_acquire);
   if (!L) return;
   lua_State* armed = armed_.load(std::memory_order_acquire);
@@ -196,7 +219,9 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     critical_ = true;
     disarm();
     critical_ = false;
-    timer_.leave_profiler();
+    std::uint64_t at = timer_.program_ns();  // frozen at enter_profiler
+    std::uint64_t cost = timer_.leave_profiler();
+    next_arm_ns_.store(at + cost * kCostBudgetDivisor, std::memory_order_relaxed);
     if (host.hook && host.hook != sampler_hook && (host.mask & event_mask(event))) host.hook(L, ar);
     return;
   }
@@ -222,8 +247,8 @@ void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
   frames_.clear();
   walk(L, skip_leaf ? 1 : 0, &frames_);
   std::reverse(frames_.begin(), frames_.end());
-  profile_->add_sample(0, elapsed_before_ns_ + timer_.program_ns(), weight, frames_.data(),
-                       frames_.size());
+  last_leaf_ = profile_->add_sample(0, elapsed_before_ns_ + timer_.program_ns(), weight,
+                                    frames_.data(), frames_.size());
   ++profile_->health.samples_taken;
 }
 
@@ -237,11 +262,13 @@ std::uint32_t LuaSampler::chain_index(lua_State* L) const {
 // (everything below it is the caller's, not the profiled function's). Returns true when it
 // stopped at such a boundary.
 bool LuaSampler::walk(lua_State* L, int first_level, std::vector<FunctionId>* out) {
+  frame_walk_verified(L);  // decides once whether the linear walk is safe
   std::uint32_t idx = chain_index(L);
   lua_State* s = L;
   for (;;) {
     lua_Debug ar;
-    for (int level = first_level; lua_getstack(s, level, &ar); ++level) {
+    FrameWalk frames;
+    for (bool ok = frames.first(s, first_level, &ar); ok; ok = frames.next(&ar)) {
       bool boundary = false;
       FunctionId id = intern(s, &ar, &boundary);
       if (boundary) return true;

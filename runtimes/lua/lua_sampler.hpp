@@ -90,7 +90,7 @@ class LuaSampler {
   static LuaSampler* of(lua_State* L);
 
   // ---- internal entry points (hook and timer callbacks) ----
-  void on_tick(std::uint64_t ticks);  // signal context
+  void on_tick(std::uint64_t ticks, std::uint64_t program_ns);  // signal context
   void on_hook(lua_State* L, lua_Debug* ar);
 
  private:
@@ -134,6 +134,7 @@ class LuaSampler {
   HostHook saved_;                                 // armed_'s own hook, restored after the sample
   std::atomic<std::uint64_t> arms_{0};             // times the handler armed a hook
   std::atomic<std::uint64_t> merged_{0};           // ticks that found a hook already armed
+  std::atomic<std::uint64_t> next_arm_ns_{0};      // program time before which sampling is over budget
 
   std::vector<lua_State*> chain_;                  // resumer chain: chain_[i] resumed chain_[i+1]
   std::unordered_set<void*> boundaries_;           // profiler entry points (C functions)
@@ -146,6 +147,7 @@ class LuaSampler {
   std::vector<std::string> id_source_;             // per FunctionId: full source, to verify keys
   std::vector<std::uint8_t> name_tries_;           // per FunctionId: attempts left to find a name
   std::vector<FunctionId> frames_;                 // scratch: one walk, leaf first
+  NodeId last_leaf_ = kNoNode;                     // leaf of the latest sample of this profile
 };
 
 }  // namespace scriptprof::lua

@@ -13,7 +13,7 @@ namespace {
 
 std::atomic<std::uint64_t> g_ticks{0};
 std::atomic<std::uint64_t> g_calls{0};
-void count_ticks(void*, std::uint64_t ticks) {  // async-signal-safe: atomics only
+void count_ticks(void*, std::uint64_t ticks, std::uint64_t) {  // async-signal-safe: atomics only
   g_ticks += ticks;
   ++g_calls;
 }

@@ -60,7 +60,8 @@ class Profile {
   std::vector<SampleRecord> samples;   // only when keep_samples
 
   // Records one sample; `frames` is root-first. An empty stack counts toward the total only.
-  void add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
+  // Returns the call tree node of the sample's leaf.
+  NodeId add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
                   const FunctionId* frames, std::size_t n);
   // Records one exact call of `callee`; `self_call` when its caller is the same function.
   void add_call(FunctionId callee, bool self_call);

@@ -22,8 +22,8 @@ namespace scriptprof {
 enum class TimerClock : std::uint8_t { Cpu, Wall };
 
 // Called in signal context, on the profiled thread, with the whole sampling periods of program
-// time that elapsed since the previous call. Must be async-signal-safe.
-using TickHandler = void (*)(void* context, std::uint64_t ticks);
+// time that elapsed since the previous call, and the program time now. Must be async-signal-safe.
+using TickHandler = void (*)(void* context, std::uint64_t ticks, std::uint64_t program_ns);
 
 struct TimerSettings {
   TimerClock clock = TimerClock::Cpu;
@@ -49,7 +49,8 @@ class SamplingTimer {
   // Bracket the adapter's sampling work at a safe point, on the profiled thread, so that it
   // is not program time. Not re-entrant.
   void enter_profiler();
-  void leave_profiler();
+  // Returns how long the bracketed work took, in the timer's clock.
+  std::uint64_t leave_profiler();
 
   std::uint64_t signals() const { return signals_.load(std::memory_order_relaxed); }
 

@@ -1,0 +1,36 @@
+// Walking a Lua 5.4 stack in linear time.
+//
+// lua_getstack(L, level) starts from the top each time, so walking every level with it costs
+// O(depth^2): 5e9 steps for a 100k-frame recursion. lua_Debug keeps the frame it describes in
+// its `i_ci` field; every Lua 5.4.x CallInfo begins with { func, top, previous, next }, so the
+// caller's frame is one pointer away. The first use checks this against lua_getstack, and any
+// disagreement switches to lua_getstack for good.
+#pragma once
+extern "C" {
+#include <lua.h>
+}
+
+static_assert(LUA_VERSION_NUM == 504, "the frame walk knows Lua 5.4's CallInfo layout");
+
+namespace scriptprof::lua {
+
+class FrameWalk {
+ public:
+  // Positions `ar` on the innermost frame of L at `level`; false if there is none.
+  bool first(lua_State* L, int level, lua_Debug* ar) {
+    L_ = L;
+    level_ = level;
+    return lua_getstack(L, level, ar) != 0;
+  }
+  // Moves `ar` to the caller's frame; false past the outermost frame.
+  bool next(lua_Debug* ar);
+
+ private:
+  lua_State* L_ = nullptr;
+  int level_ = 0;
+};
+
+// Whether the fast path agrees with lua_getstack on L's current stack (run once by the sampler).
+bool frame_walk_verified(lua_State* L);
+
+}  // namespace scriptprof::lua
