@@ -175,8 +175,8 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   return true;
 }
 
-void SamplingTimer::stop() {
-  if (!active_.exchange(false, std::memory_order_acq_rel)) return;
+std::uint64_t SamplingTimer::stop() {
+  if (!active_.exchange(false, std::memory_order_acq_rel)) return 0;
   timer_delete(timer_id_);
   {
     std::lock_guard<std::mutex> lock(g_registry_mutex);
@@ -187,6 +187,8 @@ void SamplingTimer::stop() {
   // (On the profiled thread itself no handler can be running here.)
   while (g_in_handler.load(std::memory_order_acquire) != 0 && !on_profiled_thread()) sched_yield();
   stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
+  if (stopped_program_ns_ < next_tick_) return 0;
+  return (stopped_program_ns_ - next_tick_) / settings_.period_ns + 1;
 }
 
 std::uint64_t SamplingTimer::program_ns() const {

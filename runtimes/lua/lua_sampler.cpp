@@ -121,7 +121,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
 
 void LuaSampler::stop() {
   if (!active_) return;
-  timer_.stop();  // no tick runs after this returns
+  pending_ += timer_.stop();  // no tick runs after this; ticks completed but undelivered count
   critical_ = true;
   disarm();
   if (counting_ && !chain_.empty()) {

@@ -40,7 +40,8 @@ class SamplingTimer {
   // Starts ticking on the calling thread. On failure returns false and says why in `error`.
   bool start(const TimerSettings& settings, TickHandler handler, void* context, std::string* error);
   // Stops ticking; no handler call is running or will run when it returns. Idempotent.
-  void stop();
+  // Returns the whole periods completed since the last tick that no signal delivered yet.
+  std::uint64_t stop();
   bool running() const { return active_.load(std::memory_order_acquire); }
 
   // Program time since start() (frozen at stop()), excluding the profiler's own time.
