@@ -12,6 +12,7 @@ std::string base_label(const FunctionInfo& f) {
     case FunctionKind::Main:
       return "main chunk (" + f.file + ")";
     case FunctionKind::Pseudo:
+    case FunctionKind::Named:
       return name;
     case FunctionKind::Script:
       break;

@@ -79,6 +79,31 @@ void Profile::clear() {
   health = SamplerHealth{};
 }
 
+std::vector<NodeId> children_by_count(const Profile& p, NodeId node) {
+  std::vector<NodeId> out;
+  for (NodeId c = p.tree.node(node).first_child; c != kNoNode; c = p.tree.node(c).next_sibling)
+    out.push_back(c);
+  std::sort(out.begin(), out.end(), [&](NodeId a, NodeId b) {
+    const CallTreeNode &x = p.tree.node(a), &y = p.tree.node(b);
+    if (x.count != y.count) return x.count > y.count;
+    const std::string &la = p.functions.label(x.function), &lb = p.functions.label(y.function);
+    if (la != lb) return la < lb;
+    return a < b;
+  });
+  return out;
+}
+
+std::string thread_label(const Profile& p, NodeId root) {
+  for (const auto& r : p.tree.roots())
+    if (r.second == root) {
+      std::string label = "thread " + std::to_string(r.first);
+      for (const ThreadInfo& t : p.threads)
+        if (t.id == r.first && !t.name.empty()) label += ": " + t.name;
+      return label;
+    }
+  return "thread";
+}
+
 std::string check_invariants(const Profile& p) {
   std::uint64_t n = p.sample_weight();
   std::uint64_t self_sum = 0;

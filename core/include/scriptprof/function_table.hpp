@@ -16,6 +16,7 @@ enum class FunctionKind : std::uint8_t {
   Native,  // a host (C) function
   Main,    // a chunk's top level
   Pseudo,  // not a function: "(idle)", "(gc)", a thread node
+  Named,   // a function known only by its label (read from a file): printed verbatim
 };
 
 struct FunctionInfo {

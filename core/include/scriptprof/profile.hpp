@@ -92,6 +92,12 @@ class Profile {
   bool calls_counted_ = false;
 };
 
+// Children of a call tree node, Count descending, ties by label bytewise (every tree writer's order).
+std::vector<NodeId> children_by_count(const Profile& profile, NodeId node);
+
+// "thread 1: main" for a process root node.
+std::string thread_label(const Profile& profile, NodeId root);
+
 // Checks the invariants every profile must satisfy (DESIGN.md): sum of self = samples with
 // frames, self <= cumulative <= samples, tree root counts = sample weight.
 // Returns an empty string when they hold, else a description of the first violation.

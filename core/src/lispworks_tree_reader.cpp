@@ -1,0 +1,248 @@
+#include <charconv>
+#include <cstdlib>
+#include <map>
+
+#include "scriptprof/lispworks_tree.hpp"
+
+namespace scriptprof {
+namespace {
+
+struct Node {
+  std::size_t line;       // 1-based line number, for messages
+  std::size_t depth;
+  std::uint64_t count, calls, seen, top;
+  std::string name;
+  bool quoted;            // a non-function node ("...")
+  std::uint64_t children = 0;  // sum of the children's counts
+};
+
+std::string at(std::size_t line, const std::string& what) {
+  return "line " + std::to_string(line) + ": " + what;
+}
+
+// A field of one or more decimal digits, nothing else (no sign, no spaces).
+bool parse_u64(std::string_view field, std::uint64_t* out) {
+  if (field.empty()) return false;
+  for (char c : field)
+    if (c < '0' || c > '9') return false;
+  auto r = std::from_chars(field.data(), field.data() + field.size(), *out);
+  return r.ec == std::errc() && r.ptr == field.data() + field.size();
+}
+
+// A Common Lisp string: "..." with \x standing for x. The whole name must be the string.
+bool parse_quoted(std::string_view s, std::string* out) {
+  out->clear();
+  for (std::size_t i = 1; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '\\') {
+      if (++i >= s.size()) return false;
+      *out += s[i];
+    } else if (c == '"') {
+      return i + 1 == s.size();
+    } else {
+      *out += c;
+    }
+  }
+  return false;  // no closing quote
+}
+
+// ";scriptprof period_ns=... total_seconds=... gc_seconds=... clock=..."
+void parse_metadata(std::string_view s, Profile* p) {
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    std::size_t end = s.find(' ', pos);
+    if (end == std::string_view::npos) end = s.size();
+    std::string_view item = s.substr(pos, end - pos);
+    pos = end + 1;
+    std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string key(item.substr(0, eq)), value(item.substr(eq + 1));
+    if (key == "period_ns") {
+      std::uint64_t v;
+      if (parse_u64(value, &v) && v > 0) p->period_ns = v;
+    } else if (key == "total_seconds" || key == "gc_seconds") {
+      char* e = nullptr;
+      double v = std::strtod(value.c_str(), &e);
+      if (e && *e == '\0' && v >= 0) (key == "total_seconds" ? p->total_seconds : p->gc_seconds) = v;
+    } else if (key == "clock") {
+      if (value == "cpu") p->clock = ClockKind::Cpu;
+      else if (value == "wall") p->clock = ClockKind::Wall;
+      else if (value == "alloc") p->clock = ClockKind::Alloc;
+    }
+  }
+}
+
+bool is_thread_name(const std::string& name, std::uint32_t* id, std::string* thread_name) {
+  if (name.rfind("thread ", 0) != 0) return false;
+  std::size_t colon = name.find(':');
+  std::string digits = name.substr(7, colon == std::string::npos ? std::string::npos : colon - 7);
+  std::uint64_t v;
+  if (!parse_u64(digits, &v) || v > UINT32_MAX) return false;
+  *id = static_cast<std::uint32_t>(v);
+  *thread_name = colon == std::string::npos ? "" : name.substr(std::min(name.size(), colon + 2));
+  return true;
+}
+
+}  // namespace
+
+bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error,
+                         std::vector<std::string>* warnings, const ReadLimits& limits) {
+  auto fail = [&](std::string message) {
+    if (error) *error = std::move(message);
+    return false;
+  };
+  auto warn = [&](std::string message) {
+    if (warnings) warnings->push_back(std::move(message));
+  };
+  *out = Profile{};
+  bool have_meta = false;
+  std::vector<Node> nodes;
+  std::vector<std::size_t> open;  // open[d] = index of the last node at depth d
+
+  std::size_t line_no = 0, pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line_no == 1) {
+      if (line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // UTF-8 BOM
+      if (line.find("LispWorks Profiler Tree") == std::string_view::npos)
+        return fail(at(1, "not a LispWorks profiler tree (the first line must contain \"LispWorks Profiler Tree\")"));
+      std::size_t colon = line.find(':');
+      std::string_view name = colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
+      while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+      while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+      out->name = std::string(name);
+      continue;
+    }
+    if (line.empty()) continue;  // not defined by the format: skipped, never written
+    if (line[0] == ';') {
+      if (line.rfind(";scriptprof ", 0) == 0) {
+        parse_metadata(line.substr(12), out);
+        have_meta = true;
+      }
+      continue;
+    }
+    Node n{};
+    n.line = line_no;
+    std::uint64_t* fields[5] = {nullptr, &n.count, &n.calls, &n.seen, &n.top};
+    std::uint64_t depth = 0;
+    fields[0] = &depth;
+    static const char* kFieldNames[5] = {"Depth", "Count", "Call-Count", "Seen-Count", "Top-Count"};
+    std::size_t field_start = 0;
+    for (int f = 0; f < 5; ++f) {
+      std::size_t bar = line.find('|', field_start);
+      if (bar == std::string_view::npos)
+        return fail(at(line_no, "expected 6 fields separated by '|' (Depth|Count|Call-Count|Seen-Count|Top-Count|Name), found " +
+                                    std::to_string(f + 1)));
+      if (!parse_u64(line.substr(field_start, bar - field_start), fields[f]))
+        return fail(at(line_no, std::string(kFieldNames[f]) + " must be a non-negative decimal integer, got '" +
+                                    std::string(line.substr(field_start, bar - field_start)) + "'"));
+      field_start = bar + 1;
+    }
+    std::string_view name = line.substr(field_start);
+    if (!name.empty() && name[0] == '"') {
+      if (!parse_quoted(name, &n.name)) return fail(at(line_no, "unterminated string name " + std::string(name)));
+      n.quoted = true;
+    } else {
+      if (!name.empty() && name[0] == '\\') name.remove_prefix(1);
+      n.name = std::string(name);
+    }
+    if (depth > limits.max_depth)
+      return fail(at(line_no, "depth " + std::to_string(depth) + " exceeds the limit of " +
+                                  std::to_string(limits.max_depth)));
+    n.depth = static_cast<std::size_t>(depth);
+    if (nodes.empty()) {
+      if (n.depth != 0) return fail(at(line_no, "the first node must have depth 0 (the root), got " + std::to_string(depth)));
+    } else {
+      if (n.depth == 0) return fail(at(line_no, "a second root (depth 0)"));
+      std::size_t prev = nodes.back().depth;
+      if (n.depth > prev + 1)
+        return fail(at(line_no, "depth " + std::to_string(depth) + " after depth " + std::to_string(prev) +
+                                    " (a node's parent must precede it)"));
+      nodes[open[n.depth - 1]].children += n.count;
+    }
+    open.resize(n.depth);
+    open.push_back(nodes.size());
+    nodes.push_back(std::move(n));
+  }
+  if (line_no == 0) return fail("empty file: not a LispWorks profiler tree");
+  if (nodes.empty()) return fail(at(line_no, "no root node"));
+
+  // Thread level: every depth-1 node is a quoted "thread N: name".
+  bool thread_level = false;
+  {
+    bool all = true, any = false;
+    std::uint32_t id;
+    std::string tn;
+    for (const Node& n : nodes)
+      if (n.depth == 1) {
+        any = true;
+        all = all && n.quoted && is_thread_name(n.name, &id, &tn);
+      }
+    thread_level = any && all;
+  }
+
+  // Rebuild weighted samples: a node's self weight is its count less its children's.
+  std::map<std::pair<bool, std::string>, FunctionId> ids;
+  std::vector<const Node*> info_of;  // first node seen per function
+  std::vector<FunctionId> path;
+  std::uint32_t thread = 0, next_thread = 0;
+  bool any_calls = false;
+  for (const Node& n : nodes) {
+    if (n.children > n.count)
+      warn(at(n.line, "children's counts add up to " + std::to_string(n.children) + ", above the node's " +
+                          std::to_string(n.count)));
+    std::uint64_t self = n.count > n.children ? n.count - n.children : 0;
+    std::size_t fdepth;  // depth among function frames
+    if (n.depth == 0) {
+      if (!thread_level && self > 0) out->add_sample(thread, 0, self, nullptr, 0);
+      continue;
+    }
+    if (thread_level && n.depth == 1) {
+      std::string tn;
+      if (!is_thread_name(n.name, &thread, &tn)) thread = next_thread;
+      next_thread = thread + 1;
+      out->add_thread(thread, tn);
+      if (self > 0) out->add_sample(thread, 0, self, nullptr, 0);
+      path.clear();
+      continue;
+    }
+    fdepth = n.depth - (thread_level ? 2 : 1);
+    auto key = std::make_pair(n.quoted, n.name);
+    auto it = ids.find(key);
+    FunctionId f;
+    if (it == ids.end()) {
+      FunctionInfo info;
+      info.name = n.name;
+      info.kind = n.quoted ? FunctionKind::Pseudo : FunctionKind::Named;
+      f = out->add_function(std::move(info));
+      ids.emplace(key, f);
+      info_of.push_back(&n);
+    } else {
+      f = it->second;
+      const Node& first = *info_of[f];
+      if (first.calls != n.calls || first.seen != n.seen || first.top != n.top)
+        warn(at(n.line, "the function info of " + n.name + " differs from line " + std::to_string(first.line)));
+    }
+    any_calls = any_calls || n.calls > 0;
+    path.resize(fdepth);
+    path.push_back(f);
+    if (self > 0) out->add_sample(thread, 0, self, path.data(), path.size());
+  }
+  if (any_calls) {
+    out->enable_call_counts();
+    for (FunctionId f = 0; f < info_of.size(); ++f) out->set_calls(f, info_of[f]->calls);
+  }
+  if (!have_meta) out->total_seconds = static_cast<double>(out->sample_weight()) * 1e-9 * static_cast<double>(out->period_ns);
+  const Node& root = nodes[0];
+  if (root.count != out->sample_weight())
+    warn(at(root.line, "the root's count " + std::to_string(root.count) + " differs from the samples below it (" +
+                           std::to_string(out->sample_weight()) + ")"));
+  return true;
+}
+
+}  // namespace scriptprof

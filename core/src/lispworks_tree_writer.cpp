@@ -1,0 +1,85 @@
+#include <algorithm>
+#include <cstdio>
+
+#include "scriptprof/lispworks_tree.hpp"
+
+namespace scriptprof {
+namespace {
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  return s;
+}
+
+// A non-function node: a Common Lisp string, with \ and " escaped.
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : one_line(s)) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A function name that starts like a string (or an escape) gets one leading backslash.
+std::string function_name(const std::string& label) {
+  std::string s = one_line(label);
+  if (!s.empty() && (s[0] == '"' || s[0] == '\\')) s.insert(s.begin(), '\\');
+  return s;
+}
+
+void line(std::string& out, std::size_t depth, std::uint64_t count, std::uint64_t calls,
+          std::uint64_t seen, std::uint64_t top, const std::string& name) {
+  out += std::to_string(depth) + "|" + std::to_string(count) + "|" + std::to_string(calls) + "|" +
+         std::to_string(seen) + "|" + std::to_string(top) + "|" + name + "\n";
+}
+
+}  // namespace
+
+std::string write_lispworks_tree(const Profile& p, const LispWorksWriteOptions& o) {
+  std::string name = !o.tree_name.empty() ? o.tree_name : !p.name.empty() ? p.name : "scriptprof";
+  std::string out = "LispWorks Profiler Tree: " + one_line(name) + "\n";
+  out += ";Depth|Count|Call-Count|Seen-Count|Top-Count|Name\n";
+  if (o.metadata) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, ";scriptprof period_ns=%llu total_seconds=%.17g gc_seconds=%.17g clock=%s\n",
+                  static_cast<unsigned long long>(p.period_ns), p.total_seconds, p.gc_seconds,
+                  p.clock == ClockKind::Cpu ? "cpu" : p.clock == ClockKind::Wall ? "wall" : "alloc");
+    out += buf;
+  }
+  const std::uint64_t n = p.sample_weight();
+  line(out, 0, n, 0, n, 0, quoted(name));
+  const bool thread_level = o.thread_level || p.tree.roots().size() > 1;
+
+  // Pre-order walk with an explicit stack: (node, depth of its children).
+  std::vector<std::pair<NodeId, std::size_t>> todo;
+  for (auto it = p.tree.roots().rbegin(); it != p.tree.roots().rend(); ++it) {
+    NodeId root = it->second;
+    if (thread_level) {
+      todo.emplace_back(root, 1);  // printed as a quoted thread node below
+    } else {
+      auto kids = children_by_count(p, root);
+      for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.emplace_back(*k, 1);
+    }
+  }
+  while (!todo.empty()) {
+    auto [node, depth] = todo.back();
+    todo.pop_back();
+    const CallTreeNode& n_ = p.tree.node(node);
+    if (n_.function == kNoFunction) {
+      line(out, depth, n_.count, 0, n_.count, 0, quoted(thread_label(p, node)));
+    } else {
+      const FunctionCounts& c = p.counts(n_.function);
+      const FunctionInfo& info = p.functions.info(n_.function);
+      const std::string& label = p.functions.label(n_.function);
+      line(out, depth, n_.count, c.calls.value_or(0), c.cumulative, c.self,
+           info.kind == FunctionKind::Pseudo ? quoted(label) : function_name(label));
+    }
+    auto kids = children_by_count(p, node);
+    for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.emplace_back(*k, depth + 1);
+  }
+  return out;
+}
+
+}  // namespace scriptprof
