@@ -30,15 +30,28 @@ std::string report_label(const Profile& p, FunctionId f, LabelStyle style) {
 std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt) {
   if (p.sample_weight() == 0) return "No samples recorded.\n";
   const bool counting = p.calls_counted();
-  std::string out = "%     cumulative   self             \n";
-  out += counting ? "time   seconds    seconds   calls   procedure\n"
-                  : "time   seconds     seconds  procedure\n";
+  const bool guile2 = opt.layout == FlatLayout::Guile2;
+  std::string out;
+  if (guile2 && counting)
+    out = "%     cumulative   self             self     total             \n"
+          "time   seconds    seconds  calls    ms/call  ms/call       name\n";
+  else if (guile2)
+    out = "%     cumulative   self             \ntime   seconds     seconds      name\n";
+  else
+    out = counting ? "%     cumulative   self             \ntime   seconds    seconds   calls   procedure\n"
+                   : "%     cumulative   self             \ntime   seconds     seconds  procedure\n";
   for (const CallStats& s : compute_call_stats(p, opt.cumulative)) {
     // Negative zero never reaches the page (FORMATS.md 1.9).
     out += guile_fixed(std::max(0.0, s.pct_time), 6, 2) + " " +
            guile_fixed(std::max(0.0, s.cum_secs), 9, 2) + " " +
            guile_fixed(std::max(0.0, s.self_secs), 9, 2);
-    if (!counting)
+    if (guile2 && counting) {
+      std::uint64_t calls = s.calls.value_or(0);
+      double self_ms = s.self_samples == 0 || calls == 0 ? 0.0 : 1000.0 * s.self_secs / static_cast<double>(calls);
+      double total_ms = 1000.0 * s.cum_secs / static_cast<double>(std::max<std::uint64_t>(calls, 1));
+      out += " " + right(std::to_string(calls), 7) + " " + guile_fixed(self_ms, 8, 2) + " " +
+             guile_fixed(total_ms, 8, 2) + "  ";
+    } else if (!counting || guile2)
       out += "  ";
     else if (s.calls)
       out += " " + right(std::to_string(*s.calls), 7) + "  ";

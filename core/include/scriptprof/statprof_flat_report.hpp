@@ -11,9 +11,15 @@ enum class LabelStyle {
   Guile,  // Guile's "file:line:column:name" for script functions
 };
 
+enum class FlatLayout {
+  Guile3,  // "procedure" column, calls when counted
+  Guile2,  // gprof-like, with self and total ms/call when calls are counted
+};
+
 struct FlatReportOptions {
   CumulativeMode cumulative = CumulativeMode::OncePerStack;
   LabelStyle labels = LabelStyle::Plain;
+  FlatLayout layout = FlatLayout::Guile3;
 };
 
 // The whole report as text; "No samples recorded.\n" for an empty profile, as Guile prints.

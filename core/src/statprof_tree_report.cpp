@@ -1,0 +1,150 @@
+#include "scriptprof/statprof_tree_report.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "scriptprof/call_stats.hpp"
+#include "scriptprof/guile_number_format.hpp"
+
+namespace scriptprof {
+namespace {
+
+using Group = std::vector<FunctionId>;
+
+std::string footer(const Profile& p) {
+  return "---\nSample count: " + std::to_string(p.sample_weight()) + "\nTotal time: " +
+         guile_display(p.total_seconds) + " seconds (" + guile_display(p.gc_seconds) + " seconds in GC)\n";
+}
+
+// "name at file:line:0" in Guile's style, else the label.
+std::string tree_label(const Profile& p, FunctionId f, LabelStyle style) {
+  const FunctionInfo& info = p.functions.info(f);
+  std::string s = style == LabelStyle::Guile && info.kind == FunctionKind::Script && !info.file.empty()
+                      ? info.name + " at " + info.file + ":" + std::to_string(info.line) + ":0"
+                      : p.functions.label(f);
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  return s;
+}
+
+struct TreeNode {
+  std::string label;
+  std::uint64_t count = 0;
+  std::size_t first_seen = 0;
+  std::map<std::string, std::size_t> index;  // label -> child position
+  std::vector<std::size_t> children;         // node ids in first-seen order
+};
+
+}  // namespace
+
+std::vector<Group> collect_cycles(const std::vector<FunctionId>& stack) {
+  std::vector<Group> e;
+  std::size_t i = 0;
+  while (i < stack.size()) {
+    FunctionId x = stack[i++];
+    // The most recent entry that is x alone.
+    std::size_t occ = e.size();
+    for (std::size_t j = e.size(); j-- > 0;)
+      if (e[j].size() == 1 && e[j][0] == x) {
+        occ = j;
+        break;
+      }
+    bool cycle = false;
+    if (occ < e.size()) {
+      std::size_t k = e.size() - occ;  // entries from the occurrence to the top, inclusive
+      if (2 * k - 1 <= e.size()) {
+        cycle = true;
+        for (std::size_t m = 1; m < k && cycle; ++m) cycle = e[occ + m] == e[occ - k + m];
+        if (cycle) {
+          Group g;
+          for (std::size_t m = e.size(); m-- > occ + 1;) g.insert(g.end(), e[m].begin(), e[m].end());
+          g.insert(g.end(), e[occ].begin(), e[occ].end());
+          e.resize(e.size() - (2 * k - 1));
+          e.push_back(std::move(g));
+        }
+      }
+    }
+    if (!cycle) e.push_back(Group{x});
+    // Input that repeats the group just pushed, completely, adds nothing.
+    const Group& g = e.back();
+    while (i + g.size() <= stack.size() && std::equal(g.begin(), g.end(), stack.begin() + static_cast<std::ptrdiff_t>(i)))
+      i += g.size();
+  }
+  return e;
+}
+
+std::string statprof_tree_report(const Profile& p, LabelStyle style) {
+  // Every terminal path of the call tree is a set of identical samples: collapse it once.
+  std::vector<TreeNode> nodes(1);  // nodes[0]: the virtual root
+  std::vector<std::pair<NodeId, std::vector<FunctionId>>> todo;
+  for (const auto& r : p.tree.roots()) todo.push_back({r.second, {}});
+  std::size_t seen = 0;
+  while (!todo.empty()) {
+    auto [n, stack] = std::move(todo.back());
+    todo.pop_back();
+    const CallTreeNode& node = p.tree.node(n);
+    if (node.self > 0 && !stack.empty()) {
+      std::size_t at = 0;
+      nodes[0].count += node.self;
+      for (const Group& g : collect_cycles(stack)) {
+        std::string label;
+        for (FunctionId f : g) label += (label.empty() ? "" : ", ") + tree_label(p, f, style);
+        auto it = nodes[at].index.find(label);
+        std::size_t child;
+        if (it == nodes[at].index.end()) {
+          child = nodes.size();
+          nodes[at].index.emplace(label, child);
+          nodes[at].children.push_back(child);
+          TreeNode t;
+          t.label = label;
+          t.first_seen = seen++;
+          nodes.push_back(std::move(t));
+        } else {
+          child = it->second;
+        }
+        nodes[child].count += node.self;
+        at = child;
+      }
+    }
+    for (NodeId c = node.first_child; c != kNoNode; c = p.tree.node(c).next_sibling) {
+      std::vector<FunctionId> s = stack;
+      s.push_back(p.tree.node(c).function);
+      todo.push_back({c, std::move(s)});
+    }
+  }
+  std::string out;
+  const double total = static_cast<double>(p.sample_weight());
+  // Depth-first, children by count descending, ties by label (FORMATS.md 1.5, ours).
+  std::vector<std::pair<std::size_t, std::size_t>> stack;  // (node, depth)
+  auto push_children = [&](std::size_t n, std::size_t depth) {
+    std::vector<std::size_t> kids = nodes[n].children;
+    std::sort(kids.begin(), kids.end(), [&](std::size_t a, std::size_t b) {
+      if (nodes[a].count != nodes[b].count) return nodes[a].count > nodes[b].count;
+      return nodes[a].label < nodes[b].label;
+    });
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.emplace_back(*it, depth);
+  };
+  push_children(0, 0);
+  while (!stack.empty()) {
+    auto [n, depth] = stack.back();
+    stack.pop_back();
+    out += std::string(2 * depth, ' ') + guile_fixed(100.0 * static_cast<double>(nodes[n].count) / total, 0, 1) +
+           "% " + nodes[n].label + "\n";
+    push_children(n, depth + 1);
+  }
+  return out + footer(p);
+}
+
+std::string statprof_anomalies_report(const Profile& p, LabelStyle style) {
+  std::string out;
+  if (p.calls_counted()) {
+    for (const CallStats& s : compute_call_stats(p))
+      if (s.calls && *s.calls == 0 && s.cum_samples > 0)
+        out += "==[" + report_label(p, s.function, style) + " 0 " + std::to_string(s.cum_samples) + "]\n";
+  }
+  out += "Total time: " + guile_display(p.total_seconds) + "\n";
+  out += "Sample count: " + std::to_string(p.sample_weight()) + "\n";
+  return out;
+}
+
+}  // namespace scriptprof
