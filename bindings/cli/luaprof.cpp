@@ -18,6 +18,7 @@ extern "C" {
 #include "lua_attach.hpp"
 #include "profiler_module.hpp"
 #include "scriptprof/atomic_file.hpp"
+#include "scriptprof/profile_io.hpp"
 #include "scriptprof/statprof_flat_report.hpp"
 
 using scriptprof::lua::LuaSampler;
@@ -30,10 +31,15 @@ const char* g_progname = "luaprof";
 struct Options {
   scriptprof::lua::SamplerSettings sampler;
   std::string report_file;  // empty: stdout
+  std::string style = "flat";
+  std::string output;       // -o FILE: the profile in `format`
+  std::string format;
   int script = 0;           // argv index of the script
 };
 
 struct Run {
+  std::string style = "flat";
+  std::string output, format;
   lua_State* L = nullptr;
   LuaSampler* sampler = nullptr;
   std::shared_ptr<scriptprof::Profile> profile;
@@ -51,6 +57,9 @@ void usage(FILE* out) {
       "  --calls           count every call exactly (slower)\n"
       "  --full-stacks     keep every sample, not only the call tree\n"
       "  --report FILE     write the report to FILE instead of standard output\n"
+      "  --style NAME      the report: flat (default), flat-guile2, tree, anomalies\n"
+      "  -o FILE           also write the profile to FILE, in --format (guessed from .tree, .folded)\n"
+      "  --format NAME     lispworks or folded\n"
       "  --help            this text\n"
       "  --version         the profiler's version\n"
       "  --                end of options\n");
@@ -95,6 +104,16 @@ Options parse_options(int argc, char** argv) {
       o.sampler.full_stacks = true;
     } else if (a == "--report") {
       o.report_file = value("--report");
+    } else if (a == "--style") {
+      o.style = value("--style");
+      std::string text, error;
+      if (!scriptprof::render_report(scriptprof::Profile{}, o.style, &text, &error)) bad_usage("--style: " + error);
+    } else if (a == "-o") {
+      o.output = value("-o");
+    } else if (a == "--format") {
+      o.format = value("--format");
+      std::string text, error;
+      if (!scriptprof::render_format(scriptprof::Profile{}, o.format, &text, &error)) bad_usage("--format: " + error);
     } else if (a == "--help" || a == "-h") {
       usage(stdout);
       std::exit(EXIT_SUCCESS);
@@ -106,6 +125,15 @@ Options parse_options(int argc, char** argv) {
     }
   }
   if (i >= argc) bad_usage("no script given");
+  if (!o.output.empty() && o.format.empty()) {
+    auto ends = [&](const char* ext) {
+      std::string e = ext;
+      return o.output.size() > e.size() && o.output.compare(o.output.size() - e.size(), e.size(), e) == 0;
+    };
+    if (ends(".tree")) o.format = "lispworks";
+    else if (ends(".folded")) o.format = "folded";
+    else bad_usage("-o " + o.output + ": name the format with --format (lispworks, folded)");
+  }
   o.script = i;
   return o;
 }
@@ -116,12 +144,18 @@ void finish_report() {
   g_run.reported = true;
   if (g_run.sampler) g_run.sampler->stop();
   std::fflush(stdout);
-  std::string text = scriptprof::statprof_flat_report(*g_run.profile);
+  std::string text, error;
+  scriptprof::render_report(*g_run.profile, g_run.style, &text, &error);  // checked at start
+  if (!g_run.output.empty()) {
+    std::string file;
+    if (!scriptprof::render_format(*g_run.profile, g_run.format, &file, &error) ||
+        !scriptprof::write_file_atomically(g_run.output, file, &error))
+      std::fprintf(stderr, "luaprof: %s\n", error.c_str());
+  }
   if (g_run.report_file.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   } else {
-    std::string error;
     if (!scriptprof::write_file_atomically(g_run.report_file, text, &error))
       std::fprintf(stderr, "luaprof: %s\n", error.c_str());
   }
@@ -269,6 +303,9 @@ int main(int argc, char** argv) {
   if (argc > 0 && argv[0] && argv[0][0]) g_progname = argv[0];
   Options options = parse_options(argc, argv);
   g_run.report_file = options.report_file;
+  g_run.style = options.style;
+  g_run.output = options.output;
+  g_run.format = options.format;
   lua_State* L = luaL_newstate();
   if (L == nullptr) {
     print_message("cannot create state: not enough memory");

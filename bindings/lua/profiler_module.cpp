@@ -18,6 +18,7 @@ extern "C" {
 #include "lua_attach.hpp"
 #include "scriptprof/atomic_file.hpp"
 #include "scriptprof/call_stats.hpp"
+#include "scriptprof/profile_io.hpp"
 #include "scriptprof/statprof_flat_report.hpp"
 
 namespace scriptprof::lua {
@@ -466,6 +467,45 @@ int l_fetch_call_tree(lua_State* L) {
   return 1;
 }
 
+// profiler.report(style [, file]): any report style of the last run (or of a profile read).
+int l_report(lua_State* L) {
+  const char* style = luaL_checkstring(L, 1);
+  std::string text, error;
+  if (!render_report(last_profile(L), style, &text, &error)) luaL_argerror(L, 1, error.c_str());
+  emit(L, 2, text);
+  return 0;
+}
+
+// profiler.write(path, format): a file of the last run, written atomically.
+int l_write(lua_State* L) {
+  const char* path = luaL_checkstring(L, 1);
+  const char* format = luaL_checkstring(L, 2);
+  std::string text, error;
+  if (!render_format(last_profile(L), format, &text, &error)) luaL_argerror(L, 2, error.c_str());
+  if (!write_file_atomically(path, text, &error)) luaL_error(L, "%s", error.c_str());
+  return 0;
+}
+
+// profiler.read(path [, format]) -> warnings: loads a saved profile as the last run, so display,
+// report and write work on it. The format is guessed from the contents when not given.
+int l_read(lua_State* L) {
+  const char* path = luaL_checkstring(L, 1);
+  const char* format = luaL_optstring(L, 2, "");
+  LuaSampler* s = attach_sampler(L);
+  if (s->active()) luaL_error(L, "cannot read a profile while the profiler is active");
+  auto profile = std::make_shared<Profile>();
+  std::string error;
+  std::vector<std::string> warnings;
+  if (!read_profile_file(path, format, profile.get(), &error, &warnings)) luaL_error(L, "%s", error.c_str());
+  s->adopt(std::move(profile));
+  lua_createtable(L, static_cast<int>(warnings.size()), 0);
+  for (std::size_t i = 0; i < warnings.size(); ++i) {
+    lua_pushstring(L, warnings[i].c_str());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
 // profiler.health() -> {signals=, samples_taken=, ticks_merged=, dropped=}: what the sampler
 // did for the last profile, so a user can see when ticks were merged or dropped.
 int l_health(lua_State* L) {
@@ -508,6 +548,9 @@ const luaL_Reg kFunctions[] = {
     {"fetch_stacks", l_fetch_stacks},
     {"fetch_call_tree", l_fetch_call_tree},
     {"health", l_health},
+    {"report", l_report},
+    {"write", l_write},
+    {"read", l_read},
     {nullptr, nullptr},
 };
 

@@ -1,5 +1,5 @@
 #include <algorithm>
-#include <cstdio>
+#include <charconv>
 
 #include "scriptprof/lispworks_tree.hpp"
 
@@ -29,6 +29,13 @@ std::string function_name(const std::string& label) {
   return s;
 }
 
+// The shortest text that reads back as exactly the same double.
+std::string shortest(double x) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
+
 void line(std::string& out, std::size_t depth, std::uint64_t count, std::uint64_t calls,
           std::uint64_t seen, std::uint64_t top, const std::string& name) {
   out += std::to_string(depth) + "|" + std::to_string(count) + "|" + std::to_string(calls) + "|" +
@@ -42,11 +49,9 @@ std::string write_lispworks_tree(const Profile& p, const LispWorksWriteOptions& 
   std::string out = "LispWorks Profiler Tree: " + one_line(name) + "\n";
   out += ";Depth|Count|Call-Count|Seen-Count|Top-Count|Name\n";
   if (o.metadata) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, ";scriptprof period_ns=%llu total_seconds=%.17g gc_seconds=%.17g clock=%s\n",
-                  static_cast<unsigned long long>(p.period_ns), p.total_seconds, p.gc_seconds,
-                  p.clock == ClockKind::Cpu ? "cpu" : p.clock == ClockKind::Wall ? "wall" : "alloc");
-    out += buf;
+    out += ";scriptprof period_ns=" + std::to_string(p.period_ns) + " total_seconds=" + shortest(p.total_seconds) +
+           " gc_seconds=" + shortest(p.gc_seconds) +
+           " clock=" + (p.clock == ClockKind::Cpu ? "cpu" : p.clock == ClockKind::Wall ? "wall" : "alloc") + "\n";
   }
   const std::uint64_t n = p.sample_weight();
   line(out, 0, n, 0, n, 0, quoted(name));

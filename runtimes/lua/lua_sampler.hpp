@@ -63,6 +63,11 @@ class LuaSampler {
   std::shared_ptr<Profile> shared_profile() { return profile_; }
   // Starts a fresh profile (drops samples and the function caches). Not while active.
   void reset();
+  // Makes `profile` (e.g. read from a file) the last run, for reports and writers.
+  void adopt(std::shared_ptr<Profile> profile) {
+    reset();
+    profile_ = std::move(profile);
+  }
 
   // A call to this C function is the profiler's own entry: stack walks stop below it, and it is
   // never counted as a call.

@@ -1,0 +1,71 @@
+// profconv: reads a saved profile and prints any report of it, or converts it to another format.
+//   profconv IN [--from FMT] [--to FMT | --report STYLE] [-o OUT]
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "scriptprof/atomic_file.hpp"
+#include "scriptprof/profile_io.hpp"
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+void usage(FILE* out) {
+  std::fprintf(out,
+      "usage: profconv IN [--from FMT] [--to FMT | --report STYLE] [-o OUT]\n"
+      "Reads a saved profile (format guessed from its contents unless --from names it) and\n"
+      "prints a report (default: flat) or writes it in another format.\n"
+      "  readable formats: %s\n  formats: %s\n  report styles: %s\n",
+      joined(scriptprof::readable_formats()).c_str(), joined(scriptprof::file_formats()).c_str(),
+      joined(scriptprof::report_styles()).c_str());
+}
+
+[[noreturn]] void fail(const std::string& message, int status = EXIT_FAILURE) {
+  std::fprintf(stderr, "profconv: %s\n", message.c_str());
+  std::exit(status);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string in, from, to, report, out;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) fail(a + " needs a value\nTry 'profconv --help'.");
+      return argv[++i];
+    };
+    if (a == "--from") from = value();
+    else if (a == "--to") to = value();
+    else if (a == "--report") report = value();
+    else if (a == "-o") out = value();
+    else if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return EXIT_SUCCESS;
+    } else if (!a.empty() && a[0] == '-' && a != "-") fail("unknown option '" + a + "'\nTry 'profconv --help'.");
+    else if (in.empty()) in = a;
+    else fail("one input file only (got '" + in + "' and '" + a + "')");
+  }
+  if (in.empty()) fail("no input file\nTry 'profconv --help'.");
+  if (!to.empty() && !report.empty()) fail("--to and --report exclude each other");
+  scriptprof::Profile profile;
+  std::string error, text;
+  std::vector<std::string> warnings;
+  if (!scriptprof::read_profile_file(in, from, &profile, &error, &warnings)) fail(error);
+  for (const auto& w : warnings) std::fprintf(stderr, "profconv: warning: %s\n", w.c_str());
+  bool ok = to.empty() ? scriptprof::render_report(profile, report.empty() ? "flat" : report, &text, &error)
+                       : scriptprof::render_format(profile, to, &text, &error);
+  if (!ok) fail(error);
+  if (out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  }
+  if (!scriptprof::write_file_atomically(out, text, &error)) fail(error);
+  return EXIT_SUCCESS;
+}

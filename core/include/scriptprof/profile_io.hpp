@@ -1,0 +1,35 @@
+// Every report style and file format by name, the one place the bindings (Lua module, luaprof,
+// profconv) look them up.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scriptprof/profile.hpp"
+
+namespace scriptprof {
+
+// Report styles implemented now ("flat", "flat-guile2", "tree", "anomalies") and file formats
+// ("lispworks", "folded"), and which formats can be read.
+const std::vector<std::string>& report_styles();
+const std::vector<std::string>& file_formats();
+const std::vector<std::string>& readable_formats();
+
+// Renders a report style; false with a message naming the known styles for an unknown one.
+bool render_report(const Profile& profile, std::string_view style, std::string* out, std::string* error);
+// Renders a file format; false with a message for an unknown or not yet available one.
+bool render_format(const Profile& profile, std::string_view format, std::string* out, std::string* error);
+
+// Guesses a readable format from a file's first bytes ("" when it cannot tell).
+std::string guess_format(std::string_view text);
+
+// Parses `text` as `format` (guessed when empty) into `out`.
+bool read_profile_text(std::string_view text, std::string_view format, Profile* out, std::string* error,
+                       std::vector<std::string>* warnings = nullptr);
+
+// Reads a file: refuses files larger than `max_bytes` rather than exhausting memory; errors
+// name the path ("profile.tree: line 3: ...").
+bool read_profile_file(const std::string& path, std::string_view format, Profile* out, std::string* error,
+                       std::vector<std::string>* warnings = nullptr, std::uint64_t max_bytes = 1ull << 30);
+
+}  // namespace scriptprof

@@ -1,0 +1,148 @@
+#include "scriptprof/profile_io.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "scriptprof/folded_stacks.hpp"
+#include "scriptprof/lispworks_tree.hpp"
+#include "scriptprof/statprof_flat_report.hpp"
+#include "scriptprof/statprof_tree_report.hpp"
+
+namespace scriptprof {
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// Formats the issues name that are still to come: a clear "not yet" rather than "unknown".
+const std::vector<std::string>& planned_formats() {
+  static const std::vector<std::string> names = {"sampler", "lms", "speedscope", "pprof", "chrome", "html"};
+  return names;
+}
+const std::vector<std::string>& planned_styles() {
+  static const std::vector<std::string> names = {"gprof", "gprof-callgraph", "allegro", "allegro-callgraph"};
+  return names;
+}
+
+bool contains(const std::vector<std::string>& v, std::string_view s) {
+  for (const auto& x : v)
+    if (x == s) return true;
+  return false;
+}
+
+}  // namespace
+
+const std::vector<std::string>& report_styles() {
+  static const std::vector<std::string> names = {"flat", "flat-guile2", "tree", "anomalies"};
+  return names;
+}
+const std::vector<std::string>& file_formats() {
+  static const std::vector<std::string> names = {"lispworks", "folded"};
+  return names;
+}
+const std::vector<std::string>& readable_formats() { return file_formats(); }
+
+bool render_report(const Profile& p, std::string_view style, std::string* out, std::string* error) {
+  if (style == "flat") {
+    *out = statprof_flat_report(p);
+  } else if (style == "flat-guile2") {
+    FlatReportOptions o;
+    o.layout = FlatLayout::Guile2;
+    *out = statprof_flat_report(p, o);
+  } else if (style == "tree") {
+    *out = statprof_tree_report(p);
+  } else if (style == "anomalies") {
+    *out = statprof_anomalies_report(p);
+  } else {
+    *error = contains(planned_styles(), style)
+                 ? "report style '" + std::string(style) + "' is not available yet (available: " + joined(report_styles()) + ")"
+                 : "unknown report style '" + std::string(style) + "' (known: " + joined(report_styles()) + ")";
+    return false;
+  }
+  return true;
+}
+
+bool render_format(const Profile& p, std::string_view format, std::string* out, std::string* error) {
+  if (format == "lispworks") {
+    *out = write_lispworks_tree(p);
+  } else if (format == "folded") {
+    *out = write_folded(p);
+  } else {
+    *error = contains(planned_formats(), format)
+                 ? "format '" + std::string(format) + "' is not available yet (available: " + joined(file_formats()) + ")"
+                 : "unknown format '" + std::string(format) + "' (known: " + joined(file_formats()) + ")";
+    return false;
+  }
+  return true;
+}
+
+std::string guess_format(std::string_view text) {
+  std::string_view first = text.substr(0, text.find('\n'));
+  if (first.find("LispWorks Profiler Tree") != std::string_view::npos) return "lispworks";
+  // Folded: "frames count" lines.
+  if (!first.empty() && first.back() >= '0' && first.back() <= '9' && first.find(' ') != std::string_view::npos)
+    return "folded";
+  return "";
+}
+
+bool read_profile_text(std::string_view text, std::string_view format, Profile* out, std::string* error,
+                       std::vector<std::string>* warnings) {
+  std::string f = format.empty() ? guess_format(text) : std::string(format);
+  if (f.empty()) {
+    *error = "cannot tell the format (readable: " + joined(readable_formats()) + "); name it";
+    return false;
+  }
+  if (f == "lispworks") return read_lispworks_tree(text, out, error, warnings);
+  if (f == "folded") return read_folded(text, out, error, warnings);
+  *error = "cannot read format '" + f + "' (readable: " + joined(readable_formats()) + ")";
+  return false;
+}
+
+bool read_profile_file(const std::string& path, std::string_view format, Profile* out, std::string* error,
+                       std::vector<std::string>* warnings, std::uint64_t max_bytes) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    *error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    std::fclose(f);
+    *error = "'" + path + "' is " + std::to_string(st.st_size) + " bytes, above the limit of " +
+             std::to_string(max_bytes) + " bytes";
+    return false;
+  }
+  std::string text;
+  char buf[1 << 16];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+    text.append(buf, n);
+    if (text.size() > max_bytes) {
+      std::fclose(f);
+      *error = "'" + path + "' is above the limit of " + std::to_string(max_bytes) + " bytes";
+      return false;
+    }
+  }
+  bool failed = std::ferror(f);
+  std::fclose(f);
+  if (failed) {
+    *error = "cannot read '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  std::string inner;
+  if (!read_profile_text(text, format, out, &inner, warnings)) {
+    *error = path + ": " + inner;
+    return false;
+  }
+  if (warnings)
+    for (auto& w : *warnings) w = path + ": " + w;
+  return true;
+}
+
+}  // namespace scriptprof

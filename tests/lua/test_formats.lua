@@ -1,0 +1,83 @@
+-- Reports and files from Lua and from the command line: write, read back, convert.
+local profiler = require "profiler"
+local H = dofile("harness.lua")
+assert(H.luaprof, "LUAPROF is not set")
+local profconv = H.luaprof:gsub("luaprof$", "profconv")
+
+local function read(path) local f = io.open(path); if not f then return nil end local t = f:read("a"); f:close(); return t end
+local dir = os.tmpname(); os.remove(dir); os.execute("mkdir -p " .. dir)
+
+local function leaf(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
+local function branch(n) local r = leaf(n); return r end
+profiler.statprof(function() for _ = 1, 40 do branch(100000); leaf(50000) end end,
+                  {hz = 1000, count_calls = true, display = false})
+local flat = {}
+profiler.report("flat", dir .. "/flat.txt")
+local live_flat = read(dir .. "/flat.txt")
+H.check(live_flat:find("Sample count", 1, true), "report('flat') wrote the flat report")
+
+-- Every style renders; unknown and planned styles are clear errors.
+for _, style in ipairs({"flat", "flat-guile2", "tree", "anomalies"}) do
+  local path = dir .. "/" .. style .. ".txt"
+  profiler.report(style, path)
+  H.check((read(path) or "") ~= "", "report(%q) wrote something", style)
+end
+local ok, e = pcall(profiler.report, "fancy")
+H.check(not ok and e:find("unknown report style 'fancy' (known: flat, flat-guile2, tree, anomalies)", 1, true), "%s", e)
+ok, e = pcall(profiler.report, "gprof")
+H.check(not ok and e:find("not available yet", 1, true), "%s", e)
+ok, e = pcall(profiler.write, dir .. "/x", "pdf")
+H.check(not ok and e:find("unknown format 'pdf'", 1, true), "%s", e)
+ok, e = pcall(profiler.write, "/nonexistent-dir/x.tree", "lispworks")
+H.check(not ok and e:find("cannot write '/nonexistent-dir/x.tree'", 1, true), "%s", e)
+
+-- Write a LispWorks tree, read it back: every report prints the same as from the live run.
+local live = {}
+for _, style in ipairs({"flat", "tree", "anomalies"}) do profiler.report(style, dir .. "/live-" .. style) ; live[style] = read(dir .. "/live-" .. style) end
+profiler.write(dir .. "/run.tree", "lispworks")
+profiler.write(dir .. "/run.folded", "folded")
+local warnings = profiler.read(dir .. "/run.tree")
+H.check(#warnings == 0, "no warnings reading our own tree: %s", table.concat(warnings, "; "))
+for _, style in ipairs({"flat", "tree", "anomalies"}) do
+  profiler.report(style, dir .. "/back-" .. style)
+  H.check(read(dir .. "/back-" .. style) == live[style], "%s report after a LispWorks round trip:\n%s\nvs\n%s",
+          style, read(dir .. "/back-" .. style), live[style])
+end
+H.check(profiler.call_data_calls(profiler.fold_call_data(function(cd, acc) return acc or cd end, nil)) ~= nil,
+        "call counts survive the tree file")
+profiler.write(dir .. "/again.tree", "lispworks")
+H.check(read(dir .. "/again.tree") == read(dir .. "/run.tree"), "write -> read -> write is byte-identical")
+
+-- Folded read back: same tree report.
+profiler.read(dir .. "/run.folded")
+profiler.report("tree", dir .. "/folded-tree")
+local folded_tree = read(dir .. "/folded-tree")
+H.check(folded_tree:gsub("Total time.*", "") == live.tree:gsub("Total time.*", ""), "tree from folded:\n%s", folded_tree)
+
+-- Reading rubbish is a clear error naming the file and line.
+local bad = dir .. "/bad.tree"
+local f = io.open(bad, "w"); f:write("LispWorks Profiler Tree: x\n0|1|0|1|0|r\n1|x|0|1|0|a\n"); f:close()
+ok, e = pcall(profiler.read, bad)
+H.check(not ok and e:find(bad .. ": line 3: Count must be a non-negative decimal integer, got 'x'", 1, true), "%s", e)
+ok, e = pcall(profiler.read, dir .. "/missing.tree")
+H.check(not ok and e:find("cannot open '" .. dir .. "/missing.tree'", 1, true), "%s", e)
+
+-- The command line: luaprof -o writes the tree; profconv prints any report of it or converts.
+local script = dir .. "/s.lua"
+f = io.open(script, "w"); f:write("local function hot() local x = 0 for i = 1, 1e7 do x = x + i end return x end print(hot())"); f:close()
+local out, status = H.run(string.format("%s --hz 1000 -o %s/cli.tree --style tree %s", H.luaprof, dir, script))
+H.check(status == 0 and out:find("%d+%.%d%% main chunk") ~= nil, "luaprof --style tree printed a tree:\n%s", out)
+H.check((read(dir .. "/cli.tree") or ""):find("^LispWorks Profiler Tree") ~= nil, "luaprof -o wrote a LispWorks tree")
+out, status = H.run(string.format("%s %s/cli.tree --report flat", profconv, dir))
+H.check(status == 0 and out:find("hot %(") ~= nil, "profconv printed the flat report:\n%s", out)
+out, status = H.run(string.format("%s %s/cli.tree --to folded -o %s/cli.folded", profconv, dir, dir))
+H.check(status == 0 and (read(dir .. "/cli.folded") or ""):find("hot %(.-%) %d+\n") ~= nil, "profconv converted to folded")
+out, status = H.run(string.format("%s %s/cli.folded --report tree", profconv, dir))
+H.check(status == 0 and out:find("hot (", 1, true), "profconv reads folded (guessed):\n%s", out)
+out, status = H.run(string.format("%s %s", profconv, bad))
+H.check(status == 1 and out:find("profconv: " .. bad .. ": line 3:", 1, true), "profconv on a bad file: %s", out)
+out, status = H.run(string.format("%s --hz 100 -o %s/x.unknown %s", H.luaprof, dir, script))
+H.check(status == 1 and out:find("name the format with --format", 1, true), "luaprof -o without a format: %s", out)
+
+os.execute("rm -rf " .. dir)
+H.done()
