@@ -2,6 +2,7 @@
 // under the sampling profiler, and prints the flat report when the script ends.
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -58,8 +59,9 @@ void usage(FILE* out) {
       "  --full-stacks     keep every sample, not only the call tree\n"
       "  --report FILE     write the report to FILE instead of standard output\n"
       "  --style NAME      the report: flat (default), flat-guile2, tree, anomalies\n"
-      "  -o FILE           also write the profile to FILE, in --format (guessed from .tree, .folded)\n"
-      "  --format NAME     lispworks or folded\n"
+      "  -o FILE           also write the profile to FILE in --format (guessed from .tree, .folded,\n"
+      "                    .speedscope.json, .pb.gz)\n"
+      "  --format NAME     lispworks, folded, speedscope, chrome or pprof\n"
       "  --help            this text\n"
       "  --version         the profiler's version\n"
       "  --                end of options\n");
@@ -112,8 +114,12 @@ Options parse_options(int argc, char** argv) {
       o.output = value("-o");
     } else if (a == "--format") {
       o.format = value("--format");
-      std::string text, error;
-      if (!scriptprof::render_format(scriptprof::Profile{}, o.format, &text, &error)) bad_usage("--format: " + error);
+      const auto& known = scriptprof::file_formats();
+      if (std::find(known.begin(), known.end(), o.format) == known.end()) {
+        std::string text, error;
+        scriptprof::render_format(scriptprof::Profile{}, o.format, &text, &error);  // says why
+        bad_usage("--format: " + error);
+      }
     } else if (a == "--help" || a == "-h") {
       usage(stdout);
       std::exit(EXIT_SUCCESS);
@@ -132,8 +138,11 @@ Options parse_options(int argc, char** argv) {
     };
     if (ends(".tree")) o.format = "lispworks";
     else if (ends(".folded")) o.format = "folded";
-    else bad_usage("-o " + o.output + ": name the format with --format (lispworks, folded)");
+    else if (ends(".speedscope.json")) o.format = "speedscope";
+    else if (ends(".pb.gz") || ends(".pprof")) o.format = "pprof";
+    else bad_usage("-o " + o.output + ": name the format with --format (lispworks, folded, speedscope, chrome, pprof)");
   }
+  if (o.format == "chrome") o.sampler.full_stacks = true;  // a trace needs the samples in time order
   o.script = i;
   return o;
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "scriptprof/folded_stacks.hpp"
+#include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/lispworks_tree.hpp"
 #include "scriptprof/statprof_flat_report.hpp"
 #include "scriptprof/statprof_tree_report.hpp"
@@ -22,7 +23,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 // Formats the issues name that are still to come: a clear "not yet" rather than "unknown".
 const std::vector<std::string>& planned_formats() {
-  static const std::vector<std::string> names = {"sampler", "lms", "speedscope", "pprof", "chrome", "html"};
+  static const std::vector<std::string> names = {"sampler", "lms", "html"};
   return names;
 }
 const std::vector<std::string>& planned_styles() {
@@ -43,10 +44,13 @@ const std::vector<std::string>& report_styles() {
   return names;
 }
 const std::vector<std::string>& file_formats() {
-  static const std::vector<std::string> names = {"lispworks", "folded"};
+  static const std::vector<std::string> names = {"lispworks", "folded", "speedscope", "chrome", "pprof"};
   return names;
 }
-const std::vector<std::string>& readable_formats() { return file_formats(); }
+const std::vector<std::string>& readable_formats() {
+  static const std::vector<std::string> names = {"lispworks", "folded", "speedscope"};
+  return names;
+}
 
 bool render_report(const Profile& p, std::string_view style, std::string* out, std::string* error) {
   if (style == "flat") {
@@ -73,6 +77,12 @@ bool render_format(const Profile& p, std::string_view format, std::string* out, 
     *out = write_lispworks_tree(p);
   } else if (format == "folded") {
     *out = write_folded(p);
+  } else if (format == "speedscope") {
+    *out = write_speedscope(p);
+  } else if (format == "chrome") {
+    return write_chrome_trace(p, out, error);
+  } else if (format == "pprof") {
+    *out = write_pprof(p);
   } else {
     *error = contains(planned_formats(), format)
                  ? "format '" + std::string(format) + "' is not available yet (available: " + joined(file_formats()) + ")"
@@ -85,6 +95,8 @@ bool render_format(const Profile& p, std::string_view format, std::string* out, 
 std::string guess_format(std::string_view text) {
   std::string_view first = text.substr(0, text.find('\n'));
   if (first.find("LispWorks Profiler Tree") != std::string_view::npos) return "lispworks";
+  if (text.substr(0, 200).find("\"https://www.speedscope.app/file-format-schema.json\"") != std::string_view::npos)
+    return "speedscope";
   // Folded: "frames count" lines.
   if (!first.empty() && first.back() >= '0' && first.back() <= '9' && first.find(' ') != std::string_view::npos)
     return "folded";
@@ -100,6 +112,7 @@ bool read_profile_text(std::string_view text, std::string_view format, Profile* 
   }
   if (f == "lispworks") return read_lispworks_tree(text, out, error, warnings);
   if (f == "folded") return read_folded(text, out, error, warnings);
+  if (f == "speedscope") return read_speedscope(text, out, error);
   *error = "cannot read format '" + f + "' (readable: " + joined(readable_formats()) + ")";
   return false;
 }

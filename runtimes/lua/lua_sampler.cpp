@@ -8,6 +8,7 @@ extern "C" {
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
 namespace scriptprof::lua {
 
@@ -96,6 +97,11 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   p.keep_samples = settings.full_stacks;
   if (counting_) p.enable_call_counts();
   if (p.threads.empty()) p.add_thread(0, "main");
+  if (p.start_unix_ns == 0) {
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    p.start_unix_ns = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
+  }
   learn_c_names(L);
 
   // Whatever ran before, L runs now.

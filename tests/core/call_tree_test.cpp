@@ -38,11 +38,11 @@ TEST_CASE("call tree keeps every level: path and terminal counts of the worked e
 
 TEST_CASE("full stacks are kept compactly as leaf nodes - in sample order") {
   auto e = test::worked_example();
-  e.profile.keep_samples = true;
   const FunctionId mb[] = {e.main, e.b};
   e.profile.add_sample(0, 1'000'000'000, 2, mb, 2);
-  REQUIRE(e.profile.samples.size() == 1);  // only samples added after keep_samples was set
-  const SampleRecord& r = e.profile.samples[0];
+  REQUIRE(e.profile.samples.size() == 11);
+  CHECK(e.profile.tree.stack(e.profile.samples[1].leaf) == std::vector<FunctionId>{e.main, e.a, e.a});
+  const SampleRecord& r = e.profile.samples[10];
   CHECK(r.weight == 2);
   CHECK(e.profile.tree.stack(r.leaf) == std::vector<FunctionId>{e.main, e.b});
 }

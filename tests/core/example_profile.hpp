@@ -12,15 +12,17 @@ struct Example {
 
 // `line_a`/`line_b`/`line_main` and `file` let tests match either FORMATS.md 1.8 (lines 1, 5, 9)
 // or the vector file statprof_demo.txt (line 1 everywhere); an empty file gives bare names.
+// `kind` Named keeps bare labels with file and line (the pprof and speedscope vectors).
 inline Example worked_example(const char* file = "demo.lua", int line_main = 9, int line_a = 1,
-                              int line_b = 5) {
+                              int line_b = 5, FunctionKind kind = FunctionKind::Script) {
   Example e;
   Profile& p = e.profile;
   p.period_ns = 100'000'000;
   p.total_seconds = 1.0;
-  e.main = p.add_function({"main", file, line_main, 0, FunctionKind::Script});
-  e.a = p.add_function({"a", file, line_a, 0, FunctionKind::Script});
-  e.b = p.add_function({"b", file, line_b, 0, FunctionKind::Script});
+  p.keep_samples = true;  // the timeline formats need the samples in time order
+  e.main = p.add_function({"main", file, line_main, 0, kind});
+  e.a = p.add_function({"a", file, line_a, 0, kind});
+  e.b = p.add_function({"b", file, line_b, 0, kind});
   const FunctionId ma[] = {e.main, e.a}, maa[] = {e.main, e.a, e.a}, mb[] = {e.main, e.b};
   std::uint64_t t = 0;
   auto add = [&](const FunctionId* f, std::size_t n, int times) {

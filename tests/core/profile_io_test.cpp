@@ -16,7 +16,7 @@ TEST_CASE("formats are guessed from their contents") {
   Profile p;
   std::string error;
   CHECK_FALSE(read_profile_text("{}", "", &p, &error));
-  CHECK(error == "cannot tell the format (readable: lispworks, folded); name it");
+  CHECK(error == "cannot tell the format (readable: lispworks, folded, speedscope); name it");
 }
 
 TEST_CASE("every registered style and format renders the worked example") {
@@ -29,17 +29,24 @@ TEST_CASE("every registered style and format renders the worked example") {
   }
   for (const auto& format : file_formats()) {
     std::string out, error;
-    CHECK(render_format(e.profile, format, &out, &error));
-    Profile back;
     INFO(format);
-    CHECK(read_profile_text(out, format, &back, &error));
+    CHECK(render_format(e.profile, format, &out, &error));
+    CHECK_FALSE(out.empty());
+  }
+  for (const auto& format : readable_formats()) {
+    std::string out, error;
+    INFO(format);
+    REQUIRE(render_format(e.profile, format, &out, &error));
+    Profile back;
+    CHECK(guess_format(out) == format);
+    CHECK(read_profile_text(out, "", &back, &error));
     CHECK(back.sample_weight() == 10);
   }
   std::string out, error;
   CHECK_FALSE(render_report(e.profile, "nope", &out, &error));
   CHECK(error == "unknown report style 'nope' (known: flat, flat-guile2, tree, anomalies)");
   CHECK_FALSE(render_format(e.profile, "nope", &out, &error));
-  CHECK(error == "unknown format 'nope' (known: lispworks, folded)");
+  CHECK(error == "unknown format 'nope' (known: lispworks, folded, speedscope, chrome, pprof)");
 }
 
 TEST_CASE("reading files: errors name the path - and oversized files are refused") {

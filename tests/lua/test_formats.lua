@@ -79,5 +79,15 @@ H.check(status == 1 and out:find("profconv: " .. bad .. ": line 3:", 1, true), "
 out, status = H.run(string.format("%s --hz 100 -o %s/x.unknown %s", H.luaprof, dir, script))
 H.check(status == 1 and out:find("name the format with --format", 1, true), "luaprof -o without a format: %s", out)
 
+-- The interchange formats from the command line; a Chrome trace turns full stacks on by itself.
+for _, case in ipairs({{"cli.speedscope.json", '"$schema":"https://www.speedscope.app/file-format-schema.json"'},
+                       {"cli.pb.gz", "\x1f\x8b\x08"}, {"cli.trace", '"traceEvents"', "--format chrome"}}) do
+  out, status = H.run(string.format("%s --hz 1000 %s -o %s/%s %s", H.luaprof, case[3] or "", dir, case[1], script))
+  local written = read(dir .. "/" .. case[1]) or ""
+  H.check(status == 0 and written:find(case[2], 1, true), "luaprof -o %s: %s", case[1], out)
+end
+local ok2, e2 = pcall(profiler.write, dir .. "/x.json", "chrome")
+H.check(not ok2 and e2:find("full stacks", 1, true), "chrome without full stacks: %s", tostring(e2))
+
 os.execute("rm -rf " .. dir)
 H.done()

@@ -51,6 +51,7 @@ class Profile {
   std::uint64_t period_ns = 10'000'000;
   double total_seconds = 0.0;          // measured profiled time (T)
   double gc_seconds = 0.0;
+  std::uint64_t start_unix_ns = 0;     // wall-clock start of the run (0 if unknown)
   bool keep_samples = false;           // full stacks: keep every sample record
   SamplerHealth health;
 

@@ -1,0 +1,31 @@
+// The formats other tools view: speedscope JSON (FORMATS.md 8), Chrome trace events (10) and
+// pprof's gzip-compressed profile.proto (9).
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scriptprof/profile.hpp"
+
+namespace scriptprof {
+
+struct SpeedscopeOptions {
+  bool merge_runs = true;  // consecutive identical stacks become one sample (weights summed)
+};
+
+// Sampled profiles, one per thread, weights in milliseconds. Uses the full stacks in time
+// order when kept, else the call tree's paths.
+std::string write_speedscope(const Profile& profile, const SpeedscopeOptions& options = {});
+
+// Reads speedscope's sampled and evented profiles (evented intervals become samples weighted
+// by their length). Every profile is a thread.
+bool read_speedscope(std::string_view text, Profile* out, std::string* error);
+
+// Chrome's trace event JSON: B/E slices per thread from the timeline. Needs full stacks; fails
+// with a message saying so otherwise.
+bool write_chrome_trace(const Profile& profile, std::string* out, std::string* error);
+
+// pprof: `gzip` false gives the raw protobuf (tests compare it with the worked example).
+std::string write_pprof(const Profile& profile, bool gzip = true);
+
+}  // namespace scriptprof

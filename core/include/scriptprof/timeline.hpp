@@ -1,0 +1,24 @@
+// Samples turned into nested intervals per thread (FORMATS.md 11.1): what Chrome traces,
+// speedscope's evented profiles and the lms CSV show.
+#pragma once
+#include <vector>
+
+#include "scriptprof/profile.hpp"
+
+namespace scriptprof {
+
+struct TimelineEvent {
+  bool open;             // true: the function's interval begins; false: it ends
+  FunctionId function;
+  std::uint64_t t_ns;    // since the start of the run
+};
+
+// Events of one thread, balanced (every open is closed), parents opened before children and
+// children closed before parents. A sample covers [t, t + weight * period), shortened by the
+// next sample; a gap over two periods closes everything. Needs the profile's full stacks.
+std::vector<TimelineEvent> thread_timeline(const Profile& profile, std::uint32_t thread);
+
+// Threads that have samples, in the order their first sample was kept.
+std::vector<std::uint32_t> sampled_threads(const Profile& profile);
+
+}  // namespace scriptprof

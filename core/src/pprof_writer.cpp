@@ -1,0 +1,161 @@
+#include <zlib.h>
+
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "scriptprof/interchange_formats.hpp"
+
+namespace scriptprof {
+namespace {
+
+// ---- Protocol buffer wire format: just what profile.proto needs ----------------------------
+
+void varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+}
+// Zero-valued scalars are omitted, as proto3 does.
+void field_varint(std::string& out, int field, std::uint64_t v) {
+  if (v == 0) return;
+  varint(out, static_cast<std::uint64_t>(field) << 3);
+  varint(out, v);
+}
+void field_bytes(std::string& out, int field, const std::string& bytes) {
+  varint(out, (static_cast<std::uint64_t>(field) << 3) | 2);
+  varint(out, bytes.size());
+  out += bytes;
+}
+void field_packed(std::string& out, int field, const std::vector<std::uint64_t>& values) {
+  std::string body;
+  for (std::uint64_t v : values) varint(body, v);
+  field_bytes(out, field, body);
+}
+
+class StringTable {
+ public:
+  StringTable() { index(""); }
+  std::uint64_t index(const std::string& s) {
+    auto [it, inserted] = ids_.emplace(s, strings_.size());
+    if (inserted) strings_.push_back(s);
+    return it->second;
+  }
+  const std::vector<std::string>& strings() const { return strings_; }
+
+ private:
+  std::unordered_map<std::string, std::uint64_t> ids_;
+  std::vector<std::string> strings_;
+};
+
+// Protobuf strings must be UTF-8: invalid bytes become U+FFFD (FORMATS.md 0.2).
+std::string valid_utf8(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    if (ok) {
+      out.append(s, i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string gzip_bytes(const std::string& raw) {
+  z_stream z{};
+  deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);  // +16: gzip
+  std::string out(deflateBound(&z, raw.size()) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
+  z.avail_in = static_cast<uInt>(raw.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+}  // namespace
+
+std::string write_pprof(const Profile& p, bool gzip) {
+  StringTable strings;
+  const bool wall = p.clock == ClockKind::Wall;
+  std::string out;
+  auto value_type = [&](const char* type, const char* unit) {
+    std::string vt;
+    field_varint(vt, 1, strings.index(type));
+    field_varint(vt, 2, strings.index(unit));
+    return vt;
+  };
+  field_bytes(out, 1, value_type("samples", "count"));
+  field_bytes(out, 1, value_type(wall ? "wall" : "cpu", "nanoseconds"));
+
+  // Samples: one per (stack, thread), in call tree order; the leaf location first.
+  const bool label_threads = p.tree.roots().size() > 1;
+  std::map<FunctionId, bool> used;
+  for (const auto& [thread, root] : p.tree.roots()) {
+    std::vector<NodeId> todo{root};
+    while (!todo.empty()) {
+      NodeId n = todo.back();
+      todo.pop_back();
+      const CallTreeNode& node = p.tree.node(n);
+      if (node.self > 0 && n != root) {
+        std::vector<std::uint64_t> locations;
+        for (NodeId k = n; k != root; k = p.tree.node(k).parent) {
+          locations.push_back(static_cast<std::uint64_t>(p.tree.node(k).function) + 1);
+          used[p.tree.node(k).function] = true;
+        }
+        std::string sample;
+        field_packed(sample, 1, locations);
+        field_packed(sample, 2, {node.self, node.self * p.period_ns});
+        if (label_threads) {
+          std::string label;
+          field_varint(label, 1, strings.index("thread"));
+          field_varint(label, 2, strings.index(valid_utf8(thread_label(p, root))));
+          field_bytes(sample, 3, label);
+        }
+        field_bytes(out, 2, sample);
+      }
+      std::vector<NodeId> kids;
+      for (NodeId c = node.first_child; c != kNoNode; c = p.tree.node(c).next_sibling) kids.push_back(c);
+      for (auto it = kids.rbegin(); it != kids.rend(); ++it) todo.push_back(*it);
+    }
+  }
+  // One location and one function per function identity.
+  for (const auto& [f, _] : used) {
+    std::string line, location;
+    field_varint(line, 1, f + 1);
+    field_varint(line, 2, static_cast<std::uint64_t>(std::max(0, p.functions.info(f).line)));
+    field_varint(location, 1, f + 1);
+    field_bytes(location, 4, line);
+    field_bytes(out, 4, location);
+  }
+  for (const auto& [f, _] : used) {
+    const FunctionInfo& info = p.functions.info(f);
+    std::uint64_t name = strings.index(valid_utf8(p.functions.label(f)));
+    std::string function;
+    field_varint(function, 1, f + 1);
+    field_varint(function, 2, name);
+    field_varint(function, 3, name);
+    field_varint(function, 4, strings.index(valid_utf8(info.file)));
+    field_varint(function, 5, static_cast<std::uint64_t>(std::max(0, info.line)));
+    field_bytes(out, 5, function);
+  }
+  std::string period_type = value_type(wall ? "wall" : "cpu", "nanoseconds");  // before the table is written
+  for (const std::string& s : strings.strings()) field_bytes(out, 6, s);
+  field_varint(out, 9, p.start_unix_ns);
+  field_varint(out, 10, static_cast<std::uint64_t>(std::llround(p.total_seconds * 1e9)));
+  field_bytes(out, 11, period_type);
+  field_varint(out, 12, p.period_ns);
+  return gzip ? gzip_bytes(out) : out;
+}
+
+}  // namespace scriptprof

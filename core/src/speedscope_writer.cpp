@@ -1,0 +1,88 @@
+#include <nlohmann/json.hpp>
+
+#include "scriptprof/call_stats.hpp"
+#include "scriptprof/interchange_formats.hpp"
+#include "scriptprof/json_text.hpp"
+
+namespace scriptprof {
+
+// A frame for speedscope: script functions keep name, file and line apart; everything else is
+// its label.
+nlohmann::json speedscope_frame(const Profile& p, FunctionId f) {
+  const FunctionInfo& info = p.functions.info(f);
+  nlohmann::json frame;
+  if ((info.kind == FunctionKind::Script || info.kind == FunctionKind::Named) && !info.file.empty()) {
+    frame["name"] = info.kind == FunctionKind::Named ? p.functions.label(f) : info.name;
+    frame["file"] = info.file;
+    if (info.line > 0) frame["line"] = info.line;
+  } else {
+    frame["name"] = p.functions.label(f);
+  }
+  return frame;
+}
+
+std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
+  nlohmann::json frames = nlohmann::json::array();
+  for (FunctionId f = 0; f < p.functions.size(); ++f) frames.push_back(speedscope_frame(p, f));
+  // Milliseconds per unit of weight: the measured time per sample when known.
+  double spp = seconds_per_sample(p);
+  double ms = spp > 0 ? spp * 1000.0 : static_cast<double>(p.period_ns) / 1e6;
+  std::string name = p.name.empty() ? "scriptprof" : p.name;
+
+  nlohmann::json profiles = nlohmann::json::array();
+  for (const auto& [thread, root] : p.tree.roots()) {
+    // (leaf node, weight) in time order when kept, else in call tree order.
+    std::vector<std::pair<NodeId, std::uint64_t>> seq;
+    if (p.keep_samples) {
+      for (const SampleRecord& r : p.samples)
+        if (r.thread == thread) seq.emplace_back(r.leaf, r.weight);
+    } else {
+      std::vector<NodeId> todo{root};
+      while (!todo.empty()) {
+        NodeId n = todo.back();
+        todo.pop_back();
+        if (p.tree.node(n).self > 0) seq.emplace_back(n, p.tree.node(n).self);
+        std::vector<NodeId> kids;
+        for (NodeId c = p.tree.node(n).first_child; c != kNoNode; c = p.tree.node(c).next_sibling) kids.push_back(c);
+        for (auto it = kids.rbegin(); it != kids.rend(); ++it) todo.push_back(*it);
+      }
+    }
+    nlohmann::json samples = nlohmann::json::array(), weights = nlohmann::json::array();
+    NodeId last = kNoNode;
+    double total = 0;
+    for (const auto& [leaf, w] : seq) {
+      if (leaf == root) continue;  // outside any function: speedscope has no empty stacks
+      double weight = static_cast<double>(w) * ms;
+      total += weight;
+      if (o.merge_runs && leaf == last) {
+        weights.back() = json_number(weights.back().get<double>() + weight);
+        continue;
+      }
+      nlohmann::json stack = nlohmann::json::array();
+      for (FunctionId f : p.tree.stack(leaf)) stack.push_back(f);
+      samples.push_back(std::move(stack));
+      weights.push_back(json_number(weight));
+      last = leaf;
+    }
+    std::string thread_name = "thread " + std::to_string(thread);
+    for (const ThreadInfo& t : p.threads)
+      if (t.id == thread && !t.name.empty()) thread_name = t.name + " thread";
+    profiles.push_back({{"type", "sampled"},
+                        {"name", name + " " + thread_name},
+                        {"unit", p.clock == ClockKind::Alloc ? "bytes" : "milliseconds"},
+                        {"startValue", 0},
+                        {"endValue", json_number(total)},
+                        {"samples", std::move(samples)},
+                        {"weights", std::move(weights)}});
+  }
+  nlohmann::json file = {{"$schema", "https://www.speedscope.app/file-format-schema.json"},
+                         {"version", "0.0.1"},
+                         {"name", name},
+                         {"activeProfileIndex", 0},
+                         {"exporter", "scriptprof 0.1.0"},
+                         {"shared", {{"frames", std::move(frames)}}},
+                         {"profiles", std::move(profiles)}};
+  return json_dump(file) + "\n";
+}
+
+}  // namespace scriptprof

@@ -1,0 +1,116 @@
+#include <catch2/catch.hpp>
+
+#include <zlib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "example_profile.hpp"
+#include "profile_equivalence.hpp"
+#include "scriptprof/interchange_formats.hpp"
+#include "scriptprof/timeline.hpp"
+#include "vector_file.hpp"
+
+using namespace scriptprof;
+using nlohmann::json;
+
+namespace {
+
+std::string gunzip(const std::string& gz) {
+  z_stream z{};
+  REQUIRE(inflateInit2(&z, 15 + 16) == Z_OK);
+  std::string out(1 << 20, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  z.avail_in = static_cast<uInt>(gz.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(inflate(&z, Z_FINISH) == Z_STREAM_END);
+  out.resize(z.total_out);
+  inflateEnd(&z);
+  return out;
+}
+
+test::Example named_example() {
+  auto e = test::worked_example("demo.lua", 9, 1, 5, FunctionKind::Named);
+  e.profile.name = "demo.lua";
+  e.profile.add_thread(0, "main");
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("timeline of the worked example (FORMATS 11.1)") {
+  auto e = test::worked_example("");
+  std::string text;
+  for (const TimelineEvent& ev : thread_timeline(e.profile, 0))
+    text += std::string(ev.open ? "O " : "C ") + e.profile.functions.label(ev.function) + " " +
+            std::to_string(ev.t_ns / 1'000'000) + "\n";
+  CHECK(text == test::formats_file("vectors/out_events.txt"));
+}
+
+TEST_CASE("speedscope of the worked example matches the vector (FORMATS 8.4)") {
+  auto e = named_example();
+  SpeedscopeOptions unmerged;
+  unmerged.merge_runs = false;
+  json ours = json::parse(write_speedscope(e.profile, unmerged));
+  json want = json::parse(test::formats_file("vectors/out_speedscope_sampled.txt"));
+  ours.erase("exporter");
+  want.erase("exporter");
+  CHECK(ours == want);
+  json merged = json::parse(write_speedscope(e.profile));
+  CHECK(merged["profiles"][0]["samples"] == json::parse("[[0,1],[0,1,1],[0,1],[0,2]]"));
+  CHECK(merged["profiles"][0]["weights"] == json::parse("[100,400,200,300]"));
+}
+
+TEST_CASE("speedscope files read back - sampled and evented") {
+  auto e = named_example();
+  Profile back;
+  std::string error;
+  REQUIRE(read_speedscope(write_speedscope(e.profile), &back, &error));
+  CHECK(test::difference(e.profile, back, false) == "");
+  // The evented vector is the same profile as intervals.
+  json evented = json::parse(test::formats_file("vectors/out_speedscope_evented.txt"));
+  Profile from_events;
+  REQUIRE(read_speedscope(evented.dump(), &from_events, &error));
+  CHECK(test::difference(e.profile, from_events, false) == "");
+  CHECK_FALSE(read_speedscope("{\"$schema\":\"x\"}", &back, &error));
+  CHECK(error.rfind("not a speedscope file", 0) == 0);
+  CHECK_FALSE(read_speedscope("{nope", &back, &error));
+  CHECK(error == "not valid JSON");
+  evented["profiles"][0]["events"][2]["type"] = "C";
+  CHECK_FALSE(read_speedscope(evented.dump(), &back, &error));
+  CHECK(error == "profiles[0].events[3]: closes a frame that is not on top");  // [2] closed a; [3] is not on top
+}
+
+TEST_CASE("Chrome trace of the worked example matches the vector (FORMATS 10.3)") {
+  auto e = test::worked_example("");
+  e.profile.name = "lua demo.lua";
+  e.profile.add_thread(0, "main coroutine");
+  std::string text, error;
+  REQUIRE(write_chrome_trace(e.profile, &text, &error));
+  CHECK(json::parse(text) == json::parse(test::formats_file("vectors/out_chrome.txt")));
+  Profile no_stacks;
+  CHECK_FALSE(write_chrome_trace(no_stacks, &text, &error));
+  CHECK(error.find("full stacks") != std::string::npos);
+}
+
+TEST_CASE("pprof of the worked example is byte for byte the vector (FORMATS 9.4)") {
+  auto e = named_example();
+  e.profile.start_unix_ns = 1700000000000000000ull;
+  std::string raw = write_pprof(e.profile, false);
+  CHECK(raw == test::formats_file("vectors/demo.pb"));
+  std::string gz = write_pprof(e.profile);
+  CHECK(gz.substr(0, 3) == "\x1f\x8b\x08");
+  CHECK(gunzip(gz) == raw);
+}
+
+TEST_CASE("JSON writers keep hostile names valid") {
+  Profile p;
+  p.keep_samples = true;
+  FunctionId f = p.add_function({"<script>\"\\\x01\xff\xfe", "", 0, 0, FunctionKind::Named});
+  p.add_sample(0, 0, 1, &f, 1);
+  json s = json::parse(write_speedscope(p));
+  CHECK(s["shared"]["frames"][0]["name"] == "<script>\"\\\x01\xEF\xBF\xBD\xEF\xBF\xBD");
+  std::string text, error;
+  REQUIRE(write_chrome_trace(p, &text, &error));
+  CHECK(json::parse(text)["traceEvents"][2]["name"] == "<script>\"\\\x01\xEF\xBF\xBD\xEF\xBF\xBD");
+}
