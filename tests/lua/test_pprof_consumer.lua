@@ -1,0 +1,34 @@
+-- A real consumer reads our pprof files: `go tool pprof -top` reports the same functions and
+-- totals as our own flat report. Skipped (exit 77) only where Go is not installed.
+local H = dofile("harness.lua")
+local _, has_go = H.run("command -v go")
+if has_go ~= 0 then print("skipped: go (Debian golang-go) is not installed"); os.exit(77) end
+
+local dir = os.tmpname(); os.remove(dir); os.execute("mkdir -p " .. dir)
+local script = dir .. "/s.lua"
+local f = io.open(script, "w")
+f:write([[
+local function big() local x = 0 for i = 1, 3e7 do x = x + i % 3 end return x end
+local function small() local x = 0 for i = 1, 1e7 do x = x + i % 3 end return x end
+print(big() + small())
+]])
+f:close()
+local report = H.run(string.format("%s --hz 1000 --report %s/flat.txt -o %s/p.pb.gz %s", H.luaprof, dir, dir, script))
+local flat = io.open(dir .. "/flat.txt"):read("a")
+local n = tonumber(flat:match("Sample count: (%d+)"))
+local top, status = H.run(string.format("HOME=%s go tool pprof -top -symbolize=none %s/p.pb.gz", dir, dir))
+H.check(status == 0, "go tool pprof failed:\n%s", top)
+local total = tonumber(top:match("Total samples = (%d+)ms"))
+H.check(total == n, "pprof total %s ms, our sample count %s at 1 ms each", tostring(total), tostring(n))
+-- Each of our rows: self samples (1 ms each) equal pprof's flat ms for that function.
+for pct, self, label in flat:gmatch("\n *([%d.]+) +[%d.]+ +([%d.]+)  ([^\n]+)") do
+  local name = label:match("^(%a+) %(")
+  if name == "big" or name == "small" then
+    local ms = tonumber(top:match("\n *(%d+)ms [^\n]*" .. name .. " %("))
+    local ours = math.floor(tonumber(pct) * n / 100 + 0.5)
+    H.check(ms == ours, "%s: pprof flat %s ms, ours %d samples", name, tostring(ms), ours)
+  end
+end
+H.check(top:find("big (", 1, true) and top:find("small (", 1, true), "pprof lists big and small:\n%s", top)
+os.execute("rm -rf " .. dir)
+H.done()
