@@ -140,6 +140,7 @@ Options parse_options(int argc, char** argv) {
     else if (ends(".folded")) o.format = "folded";
     else if (ends(".speedscope.json")) o.format = "speedscope";
     else if (ends(".pb.gz") || ends(".pprof")) o.format = "pprof";
+    else if (ends(".html")) o.format = "html";
     else bad_usage("-o " + o.output + ": name the format with --format (lispworks, folded, speedscope, chrome, pprof)");
   }
   if (o.format == "chrome") o.sampler.full_stacks = true;  // a trace needs the samples in time order

@@ -23,7 +23,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 // Formats the issues name that are still to come: a clear "not yet" rather than "unknown".
 const std::vector<std::string>& planned_formats() {
-  static const std::vector<std::string> names = {"sampler", "lms", "html"};
+  static const std::vector<std::string> names = {"sampler", "lms"};
   return names;
 }
 const std::vector<std::string>& planned_styles() {
@@ -44,7 +44,7 @@ const std::vector<std::string>& report_styles() {
   return names;
 }
 const std::vector<std::string>& file_formats() {
-  static const std::vector<std::string> names = {"lispworks", "folded", "speedscope", "chrome", "pprof"};
+  static const std::vector<std::string> names = {"lispworks", "folded", "speedscope", "chrome", "pprof", "html"};
   return names;
 }
 const std::vector<std::string>& readable_formats() {
@@ -81,6 +81,8 @@ bool render_format(const Profile& p, std::string_view format, std::string* out, 
     *out = write_speedscope(p);
   } else if (format == "chrome") {
     return write_chrome_trace(p, out, error);
+  } else if (format == "html") {
+    *out = write_html_flame_graph(p);
   } else if (format == "pprof") {
     *out = write_pprof(p);
   } else {

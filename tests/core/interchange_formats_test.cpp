@@ -114,3 +114,24 @@ TEST_CASE("JSON writers keep hostile names valid") {
   REQUIRE(write_chrome_trace(p, &text, &error));
   CHECK(json::parse(text)["traceEvents"][2]["name"] == "<script>\"\\\x01\xEF\xBF\xBD\xEF\xBF\xBD");
 }
+
+TEST_CASE("the HTML flame graph carries the tree as data that cannot break out of its script") {
+  Profile p;
+  FunctionId evil = p.add_function({"</script><script>alert(1)</script>", "", 0, 0, FunctionKind::Named});
+  FunctionId outer = p.add_function({"outer", "", 0, 0, FunctionKind::Named});
+  const FunctionId stack[] = {outer, evil};
+  p.add_sample(0, 0, 3, stack, 2);
+  p.add_sample(0, 0, 1, &outer, 1);
+  std::string page = write_html_flame_graph(p);
+  CHECK(page.find("</script><script>alert") == std::string::npos);
+  std::size_t a = page.find("<script type=\"application/json\" id=\"data\">");
+  REQUIRE(a != std::string::npos);
+  a = page.find('>', a) + 1;
+  json data = json::parse(page.substr(a, page.find("</script>", a) - a));
+  CHECK(data["root"]["v"] == 4);
+  CHECK(data["root"]["c"][0]["n"] == "outer");
+  CHECK(data["root"]["c"][0]["c"][0]["n"] == "</script><script>alert(1)</script>");
+  CHECK(data["root"]["c"][0]["c"][0]["v"] == 3);
+  CHECK(page.find("http://") == std::string::npos);  // nothing is fetched
+  CHECK(page.find("https://") == std::string::npos);
+}

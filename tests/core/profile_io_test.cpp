@@ -46,7 +46,7 @@ TEST_CASE("every registered style and format renders the worked example") {
   CHECK_FALSE(render_report(e.profile, "nope", &out, &error));
   CHECK(error == "unknown report style 'nope' (known: flat, flat-guile2, tree, anomalies)");
   CHECK_FALSE(render_format(e.profile, "nope", &out, &error));
-  CHECK(error == "unknown format 'nope' (known: lispworks, folded, speedscope, chrome, pprof)");
+  CHECK(error == "unknown format 'nope' (known: lispworks, folded, speedscope, chrome, pprof, html)");
 }
 
 TEST_CASE("reading files: errors name the path - and oversized files are refused") {

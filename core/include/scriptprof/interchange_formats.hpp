@@ -25,6 +25,9 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error);
 // with a message saying so otherwise.
 bool write_chrome_trace(const Profile& profile, std::string* out, std::string* error);
 
+// A self-contained HTML flame graph (one file, no network): click to zoom, search by substring.
+std::string write_html_flame_graph(const Profile& profile);
+
 // pprof: `gzip` false gives the raw protobuf (tests compare it with the worked example).
 std::string write_pprof(const Profile& profile, bool gzip = true);
 
