@@ -61,7 +61,7 @@ void usage(FILE* out) {
       "  --style NAME      the report: flat (default), flat-guile2, tree, anomalies\n"
       "  -o FILE           also write the profile to FILE in --format (guessed from .tree, .folded,\n"
       "                    .speedscope.json, .pb.gz)\n"
-      "  --format NAME     lispworks, folded, speedscope, chrome or pprof\n"
+      "  --format NAME     lispworks, folded, speedscope, chrome, pprof, html, sampler or lms\n"
       "  --help            this text\n"
       "  --version         the profiler's version\n"
       "  --                end of options\n");
@@ -141,9 +141,12 @@ Options parse_options(int argc, char** argv) {
     else if (ends(".speedscope.json")) o.format = "speedscope";
     else if (ends(".pb.gz") || ends(".pprof")) o.format = "pprof";
     else if (ends(".html")) o.format = "html";
+    else if (ends(".sampler")) o.format = "sampler";
+    else if (ends(".csv")) o.format = "lms";
     else bad_usage("-o " + o.output + ": name the format with --format (lispworks, folded, speedscope, chrome, pprof)");
   }
-  if (o.format == "chrome") o.sampler.full_stacks = true;  // a trace needs the samples in time order
+  // Timelines need the samples in time order.
+  if (o.format == "chrome" || o.format == "lms") o.sampler.full_stacks = true;
   o.script = i;
   return o;
 }

@@ -199,7 +199,8 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
     std::uint64_t self = n.count > n.children ? n.count - n.children : 0;
     std::size_t fdepth;  // depth among function frames
     if (n.depth == 0) {
-      if (!thread_level && self > 0) out->add_sample(thread, 0, self, nullptr, 0);
+      // Weight outside every thread node is kept too, as samples outside any function.
+      if (self > 0) out->add_sample(thread, 0, self, nullptr, 0);
       continue;
     }
     if (thread_level && n.depth == 1) {

@@ -55,7 +55,15 @@ std::string write_lispworks_tree(const Profile& p, const LispWorksWriteOptions& 
   }
   const std::uint64_t n = p.sample_weight();
   line(out, 0, n, 0, n, 0, quoted(name));
-  const bool thread_level = o.thread_level || p.tree.roots().size() > 1;
+  // A top-level pseudo frame named like a thread node ("thread 1: x") would read back as a
+  // thread level: write the thread level then, so the file says what it means.
+  bool ambiguous = false;
+  for (const auto& r : p.tree.roots())
+    for (NodeId c = p.tree.node(r.second).first_child; c != kNoNode; c = p.tree.node(c).next_sibling) {
+      const FunctionInfo& info = p.functions.info(p.tree.node(c).function);
+      ambiguous = ambiguous || (info.kind == FunctionKind::Pseudo && info.name.rfind("thread ", 0) == 0);
+    }
+  const bool thread_level = o.thread_level || ambiguous || p.tree.roots().size() > 1;
 
   // Pre-order walk with an explicit stack: (node, depth of its children).
   std::vector<std::pair<NodeId, std::size_t>> todo;

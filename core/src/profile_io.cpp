@@ -8,6 +8,7 @@
 
 #include "scriptprof/folded_stacks.hpp"
 #include "scriptprof/interchange_formats.hpp"
+#include "scriptprof/interval_formats.hpp"
 #include "scriptprof/lispworks_tree.hpp"
 #include "scriptprof/statprof_flat_report.hpp"
 #include "scriptprof/statprof_tree_report.hpp"
@@ -23,7 +24,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 // Formats the issues name that are still to come: a clear "not yet" rather than "unknown".
 const std::vector<std::string>& planned_formats() {
-  static const std::vector<std::string> names = {"sampler", "lms"};
+  static const std::vector<std::string> names;
   return names;
 }
 const std::vector<std::string>& planned_styles() {
@@ -44,11 +45,11 @@ const std::vector<std::string>& report_styles() {
   return names;
 }
 const std::vector<std::string>& file_formats() {
-  static const std::vector<std::string> names = {"lispworks", "folded", "speedscope", "chrome", "pprof", "html"};
+  static const std::vector<std::string> names = {"lispworks", "folded", "speedscope", "chrome", "pprof", "html", "sampler", "lms"};
   return names;
 }
 const std::vector<std::string>& readable_formats() {
-  static const std::vector<std::string> names = {"lispworks", "folded", "speedscope"};
+  static const std::vector<std::string> names = {"lispworks", "folded", "speedscope", "sampler", "lms"};
   return names;
 }
 
@@ -81,6 +82,10 @@ bool render_format(const Profile& p, std::string_view format, std::string* out, 
     *out = write_speedscope(p);
   } else if (format == "chrome") {
     return write_chrome_trace(p, out, error);
+  } else if (format == "sampler") {
+    *out = write_sampler(p);
+  } else if (format == "lms") {
+    return write_lms_csv(p, out, error);
   } else if (format == "html") {
     *out = write_html_flame_graph(p);
   } else if (format == "pprof") {
@@ -97,6 +102,8 @@ bool render_format(const Profile& p, std::string_view format, std::string* out, 
 std::string guess_format(std::string_view text) {
   std::string_view first = text.substr(0, text.find('\n'));
   if (first.find("LispWorks Profiler Tree") != std::string_view::npos) return "lispworks";
+  if (text.substr(0, 18) == "@supersamplerV1.0\n") return "sampler";
+  if (first.size() >= 4 && first.substr(0, 2) == "2," && first.find(',', 2) != std::string_view::npos) return "lms";
   if (text.substr(0, 200).find("\"https://www.speedscope.app/file-format-schema.json\"") != std::string_view::npos)
     return "speedscope";
   // Folded: "frames count" lines.
@@ -115,6 +122,8 @@ bool read_profile_text(std::string_view text, std::string_view format, Profile* 
   if (f == "lispworks") return read_lispworks_tree(text, out, error, warnings);
   if (f == "folded") return read_folded(text, out, error, warnings);
   if (f == "speedscope") return read_speedscope(text, out, error);
+  if (f == "sampler") return read_sampler(text, out, error);
+  if (f == "lms") return read_lms_csv(text, out, error);
   *error = "cannot read format '" + f + "' (readable: " + joined(readable_formats()) + ")";
   return false;
 }

@@ -7,6 +7,7 @@
 #include "example_profile.hpp"
 #include "profile_equivalence.hpp"
 #include "scriptprof/interchange_formats.hpp"
+#include "scriptprof/interval_formats.hpp"
 #include "scriptprof/timeline.hpp"
 #include "vector_file.hpp"
 
@@ -134,4 +135,67 @@ TEST_CASE("the HTML flame graph carries the tree as data that cannot break out o
   CHECK(data["root"]["c"][0]["c"][0]["v"] == 3);
   CHECK(page.find("http://") == std::string::npos);  // nothing is fetched
   CHECK(page.find("https://") == std::string::npos);
+}
+
+TEST_CASE("lms CSV of the worked example matches the vector and reads back (FORMATS 6.3)") {
+  auto e = test::worked_example("");
+  std::string text, error;
+  REQUIRE(write_lms_csv(e.profile, &text, &error));
+  CHECK(text == test::formats_file("vectors/out_lms.txt"));
+  Profile back;
+  REQUIRE(read_lms_csv(text, &back, &error));
+  // Weights are microseconds now: shares and the tree are the same, and so is the file.
+  CHECK(back.sample_weight() == 1'000'000);
+  CHECK(back.counts(1).self == 700'000);  // a
+  std::string again;
+  REQUIRE(write_lms_csv(back, &again, &error));
+  CHECK(again == text);
+}
+
+TEST_CASE("lms CSV: the seed's example and malformed input") {
+  Profile p;
+  std::string error;
+  REQUIRE(read_lms_csv("2,0,reader\n0,0,10\n1,0,990\n2,1,writer\n0,1,0\n1,1,200\n0,0,10\n1,0,700\n", &p, &error));
+  CHECK(p.sample_weight() == 990 + 200 + 700);
+  CHECK(p.counts(0).self == 1690);  // reader [10,1000) and [1210,1910)
+  CHECK(p.counts(1).self == 200);   // writer [1000,1200)
+  CHECK_FALSE(read_lms_csv("0,0,10\n", &p, &error));
+  CHECK(error == "line 1: id 0 is used before its mapping line");
+  CHECK_FALSE(read_lms_csv("2,0,a\n0,0,1\n1,1,2\n", &p, &error));
+  CHECK(error == "line 3: id 1 is used before its mapping line");
+  CHECK_FALSE(read_lms_csv("2,0,a\n2,1,b\n0,0,1\n0,1,1\n1,0,1\n", &p, &error));
+  CHECK(error == "line 5: end of id 0 while id 1 is innermost");
+  CHECK_FALSE(read_lms_csv("2,0,a\n0,0,-1\n", &p, &error));
+  CHECK(error == "line 2: the time difference must be a non-negative integer, got '-1'");
+  CHECK_FALSE(read_lms_csv("2,0,a\n0,0,1\n", &p, &error));
+  CHECK(error == "line 2: 1 interval(s) never end");
+  CHECK_FALSE(read_lms_csv("7,0,1\n", &p, &error));
+  CHECK(error == "line 1: the type must be 0, 1 or 2, got '7'");
+}
+
+TEST_CASE("Sampler file of the worked example is byte for byte the vector (FORMATS 5.3)") {
+  auto e = test::worked_example("demo.lua", 9, 1, 5, FunctionKind::Named);
+  std::string bytes = write_sampler(e.profile);
+  CHECK(bytes == test::formats_file("vectors/demo.sampler"));
+  CHECK(bytes.size() == 481);
+  Profile back;
+  std::string error;
+  REQUIRE(read_sampler(bytes, &back, &error));
+  CHECK(test::difference(e.profile, back, false, false) == "");
+}
+
+TEST_CASE("Sampler ids never contain TAB or LF bytes and weights become repeated lines") {
+  Profile p;
+  std::vector<FunctionId> fns;
+  for (int i = 0; i < 300; ++i) fns.push_back(p.add_function({"f" + std::to_string(i), "x.lua", i, i, FunctionKind::Named}));
+  for (FunctionId f : fns) p.add_sample(0, 0, f % 3 + 1, &f, 1);
+  Profile back;
+  std::string error;
+  REQUIRE(read_sampler(write_sampler(p), &back, &error));
+  CHECK(back.sample_weight() == p.sample_weight());
+  CHECK(test::difference(p, back, false, false) == "");
+  CHECK_FALSE(read_sampler("@supersamplerV1.0\n@symboltableV1.1\n@end\n@threadV1.0\t0001\n\t\x00\x00", &back, &error));
+  CHECK(error.find("truncated sample") != std::string::npos);
+  CHECK_FALSE(read_sampler("nope", &back, &error));
+  CHECK(error == "byte 0: not a Sampler file (expected \"@supersamplerV1.0\" and \"@symboltableV1.1\")");
 }

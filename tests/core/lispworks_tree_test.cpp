@@ -220,3 +220,16 @@ TEST_CASE("inconsistent counts are kept with a warning") {
   CHECK(warnings[0] == "line 2: children's counts add up to 6, above the node's 2");
   CHECK(warnings[1] == "line 2: the root's count 2 differs from the samples below it (6)");
 }
+
+TEST_CASE("fuzzer regression - a pseudo frame named like a thread node keeps every sample") {
+  // Found by fuzz_lispworks: a top-level quoted "thread 1: main" that is not a thread level.
+  std::string input =
+      "LispWorks Profiler Tree:ck=wall\n0|5|0|5|0|\"t\"\n1|2|0|5|0|\"thread 1: main\"\n"
+      "2|4|2|4|3|3|\\q\n1|0|1|1|1|\"(idle)\"\n";
+  std::vector<std::string> warnings;
+  Profile p = read_ok(input, &warnings);
+  Profile back = read_ok(write_lispworks_tree(p));
+  CHECK(back.sample_weight() == p.sample_weight());
+  // "(idle)" has a call count but no samples: a tree has no node to carry it. The paths match.
+  CHECK(test::paths(p, false) == test::paths(back, false));
+}

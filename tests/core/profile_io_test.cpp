@@ -16,7 +16,7 @@ TEST_CASE("formats are guessed from their contents") {
   Profile p;
   std::string error;
   CHECK_FALSE(read_profile_text("{}", "", &p, &error));
-  CHECK(error == "cannot tell the format (readable: lispworks, folded, speedscope); name it");
+  CHECK(error == "cannot tell the format (readable: lispworks, folded, speedscope, sampler, lms); name it");
 }
 
 TEST_CASE("every registered style and format renders the worked example") {
@@ -40,13 +40,13 @@ TEST_CASE("every registered style and format renders the worked example") {
     Profile back;
     CHECK(guess_format(out) == format);
     CHECK(read_profile_text(out, "", &back, &error));
-    CHECK(back.sample_weight() == 10);
+    CHECK(back.sample_weight() == (format == "lms" ? 1'000'000u : 10u));  // lms weights are microseconds
   }
   std::string out, error;
   CHECK_FALSE(render_report(e.profile, "nope", &out, &error));
   CHECK(error == "unknown report style 'nope' (known: flat, flat-guile2, tree, anomalies)");
   CHECK_FALSE(render_format(e.profile, "nope", &out, &error));
-  CHECK(error == "unknown format 'nope' (known: lispworks, folded, speedscope, chrome, pprof, html)");
+  CHECK(error == "unknown format 'nope' (known: lispworks, folded, speedscope, chrome, pprof, html, sampler, lms)");
 }
 
 TEST_CASE("reading files: errors name the path - and oversized files are refused") {

@@ -1,0 +1,188 @@
+#include <cstdio>
+#include <map>
+
+#include "scriptprof/interval_formats.hpp"
+
+namespace scriptprof {
+namespace {
+
+void be32(std::string& out, std::uint32_t v) {
+  out += static_cast<char>(v >> 24);
+  out += static_cast<char>(v >> 16);
+  out += static_cast<char>(v >> 8);
+  out += static_cast<char>(v);
+}
+
+bool has_line_byte(std::uint32_t v) {
+  for (int shift = 0; shift < 32; shift += 8) {
+    auto b = static_cast<std::uint8_t>(v >> shift);
+    if (b == 0x09 || b == 0x0A || b == 0x0D) return true;
+  }
+  return false;
+}
+
+std::string field_text(std::string s) {
+  for (char& c : s)
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+constexpr std::size_t kMaxFrames = 1024;  // the format has no truncation marker: keep the leaf end
+
+}  // namespace
+
+std::string write_sampler(const Profile& p) {
+  // Symbol ids: threads 1..; functions from 0x00010001, skipping ids with TAB/LF/CR bytes.
+  std::map<FunctionId, std::uint32_t> sym;
+  std::uint32_t next = 0x00010001;
+  for (FunctionId f = 0; f < p.functions.size(); ++f) {
+    if (p.counts(f).cumulative == 0) continue;
+    while (has_line_byte(next)) ++next;
+    sym[f] = next++;
+  }
+  std::string out = "@supersamplerV1.0\n@symboltableV1.1\n";
+  std::vector<std::pair<std::uint32_t, NodeId>> threads;  // (sampler thread id, root)
+  for (const auto& [thread, root] : p.tree.roots()) {
+    std::uint32_t id = static_cast<std::uint32_t>(threads.size()) + 1;
+    if (id > 0xFFFF) break;  // the format cannot name more threads
+    threads.emplace_back(id, root);
+    char name[16];
+    std::snprintf(name, sizeof name, "Thread_%04X", static_cast<unsigned>(id));
+    out += "\t";
+    be32(out, id);
+    out += "\t";
+    be32(out, 0);
+    out += std::string("\t") + name + "\t" + name + "\t" + name + "\n";
+  }
+  for (const auto& [f, id] : sym) {
+    const FunctionInfo& info = p.functions.info(f);
+    std::string lib = field_text(info.kind == FunctionKind::Native ? "[C]" : info.file);
+    out += "\t";
+    be32(out, id);
+    out += "\t";
+    be32(out, 0);
+    out += "\t" + field_text(p.functions.label(f)) + "\t" + lib + "\t" + lib + "\n";
+  }
+  out += "@end\n";
+  auto line = [&](NodeId leaf, NodeId root) {
+    std::vector<std::uint32_t> frames;
+    for (NodeId n = leaf; n != root && frames.size() < kMaxFrames; n = p.tree.node(n).parent)
+      frames.push_back(sym[p.tree.node(n).function]);
+    std::string l = "\t";
+    be32(l, 1);
+    be32(l, 0);
+    be32(l, 1);
+    be32(l, static_cast<std::uint32_t>(frames.size()));
+    for (std::uint32_t id : frames) be32(l, id);
+    return l + "\n";
+  };
+  for (const auto& thread_entry : threads) {
+    const std::uint32_t id = thread_entry.first;
+    const NodeId root = thread_entry.second;
+    char head[32];
+    std::snprintf(head, sizeof head, "@threadV1.0\t%04X\n", static_cast<unsigned>(id));
+    out += head;
+    std::uint32_t thread = 0;
+    for (const auto& r : p.tree.roots())
+      if (r.second == root) thread = r.first;
+    auto emit = [&](NodeId leaf, std::uint64_t weight) {
+      if (leaf == root) return;  // empty stacks are skipped
+      std::string l = line(leaf, root);
+      for (std::uint64_t i = 0; i < weight; ++i) out += l;  // one line per tick
+    };
+    if (p.keep_samples) {
+      for (const SampleRecord& r : p.samples)
+        if (r.thread == thread) emit(r.leaf, r.weight);
+    } else {
+      std::vector<NodeId> todo{root};
+      while (!todo.empty()) {
+        NodeId n = todo.back();
+        todo.pop_back();
+        emit(n, p.tree.node(n).self);
+        for (NodeId c = p.tree.node(n).first_child; c != kNoNode; c = p.tree.node(c).next_sibling) todo.push_back(c);
+      }
+    }
+  }
+  return out + "@end\n";
+}
+
+bool read_sampler(std::string_view b, Profile* out, std::string* error) {
+  *out = Profile{};
+  std::size_t pos = 0;
+  auto fail = [&](const std::string& what) {
+    if (error) *error = "byte " + std::to_string(pos) + ": " + what;
+    return false;
+  };
+  auto expect = [&](std::string_view s) {
+    if (b.substr(pos, s.size()) != s) return false;
+    pos += s.size();
+    return true;
+  };
+  auto u32 = [&](std::uint32_t* v) {
+    if (pos + 4 > b.size()) return false;
+    *v = (std::uint32_t(std::uint8_t(b[pos])) << 24) | (std::uint32_t(std::uint8_t(b[pos + 1])) << 16) |
+         (std::uint32_t(std::uint8_t(b[pos + 2])) << 8) | std::uint32_t(std::uint8_t(b[pos + 3]));
+    pos += 4;
+    return true;
+  };
+  auto text_to = [&](char end, std::string* s) {
+    std::size_t e = b.find(end, pos);
+    std::size_t other = b.find(end == '\t' ? '\n' : '\t', pos);
+    if (e == std::string_view::npos || (end == '\t' && other < e)) return false;
+    *s = std::string(b.substr(pos, e - pos));
+    pos = e + 1;
+    return true;
+  };
+  if (!expect("@supersamplerV1.0\n@symboltableV1.1\n")) return fail("not a Sampler file (expected \"@supersamplerV1.0\" and \"@symboltableV1.1\")");
+  std::map<std::uint32_t, std::pair<std::string, std::string>> symbols;  // id -> (symbol, library)
+  while (!expect("@end\n")) {
+    std::uint32_t id = 0, unknown = 0;
+    std::string sym, lib1, lib2;
+    if (!expect("\t") || !u32(&id) || !expect("\t") || !u32(&unknown) || !expect("\t") || !text_to('\t', &sym) ||
+        !text_to('\t', &lib1) || !text_to('\n', &lib2))
+      return fail("malformed symbol table entry (TAB id TAB unknown TAB symbol TAB library TAB library LF)");
+    symbols[id] = {sym, lib1};
+  }
+  std::map<std::uint32_t, FunctionId> ids;
+  std::vector<FunctionId> frames;
+  while (!expect("@end\n")) {
+    if (!expect("@threadV1.0\t") || pos + 5 > b.size() || b[pos + 4] != '\n') return fail("expected \"@threadV1.0\" TAB hex4 LF or the final \"@end\"");
+    std::uint32_t thread = 0;
+    for (int i = 0; i < 4; ++i) {
+      char c = b[pos + static_cast<std::size_t>(i)];
+      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) return fail("the thread id must be four hex digits");
+      thread = thread * 16 + static_cast<std::uint32_t>(d);
+    }
+    pos += 5;
+    out->add_thread(thread, "");
+    while (pos < b.size() && b[pos] == '\t') {
+      ++pos;
+      std::uint32_t k1 = 0, k0 = 0, k1b = 0, n = 0;
+      if (!u32(&k1) || !u32(&k0) || !u32(&k1b) || !u32(&n)) return fail("truncated sample");
+      if (static_cast<std::uint64_t>(n) * 4 + 1 > b.size() - pos) return fail("a sample claims " + std::to_string(n) + " frames, more than the file holds");
+      frames.assign(n, 0);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        std::uint32_t id = 0;
+        u32(&id);  // in bounds: checked against n above
+        auto s = symbols.find(id);
+        if (s == symbols.end()) return fail("frame id " + std::to_string(id) + " is not in the symbol table");
+        auto it = ids.find(id);
+        if (it == ids.end()) {
+          FunctionInfo info;
+          info.name = s->second.first;
+          info.kind = FunctionKind::Named;
+          if (s->second.second != "[C]") info.file = s->second.second;
+          it = ids.emplace(id, out->add_function(std::move(info))).first;
+        }
+        frames[n - 1 - i] = it->second;  // the file is leaf first
+      }
+      if (!expect("\n")) return fail("a sample must end with LF");
+      out->add_sample(thread, 0, 1, frames.data(), frames.size());
+    }
+  }
+  out->total_seconds = static_cast<double>(out->sample_weight()) * static_cast<double>(out->period_ns) * 1e-9;
+  return true;
+}
+
+}  // namespace scriptprof
