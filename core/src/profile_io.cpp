@@ -83,7 +83,7 @@ bool render_format(const Profile& p, std::string_view format, std::string* out, 
   } else if (format == "chrome") {
     return write_chrome_trace(p, out, error);
   } else if (format == "sampler") {
-    *out = write_sampler(p);
+    return write_sampler(p, out, error);
   } else if (format == "lms") {
     return write_lms_csv(p, out, error);
   } else if (format == "html") {

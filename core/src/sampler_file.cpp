@@ -31,7 +31,13 @@ constexpr std::size_t kMaxFrames = 1024;  // the format has no truncation marker
 
 }  // namespace
 
-std::string write_sampler(const Profile& p) {
+bool write_sampler(const Profile& p, std::string* result, std::string* error, std::uint64_t max_lines) {
+  if (p.sample_weight() - p.empty_weight() > max_lines) {
+    if (error)
+      *error = "a Sampler file holds one line per tick: " + std::to_string(p.sample_weight()) +
+               " ticks exceed the limit of " + std::to_string(max_lines) + " lines";
+    return false;
+  }
   // Symbol ids: threads 1..; functions from 0x00010001, skipping ids with TAB/LF/CR bytes.
   std::map<FunctionId, std::uint32_t> sym;
   std::uint32_t next = 0x00010001;
@@ -103,7 +109,8 @@ std::string write_sampler(const Profile& p) {
       }
     }
   }
-  return out + "@end\n";
+  *result = out + "@end\n";
+  return true;
 }
 
 bool read_sampler(std::string_view b, Profile* out, std::string* error) {

@@ -175,11 +175,11 @@ TEST_CASE("lms CSV: the seed's example and malformed input") {
 
 TEST_CASE("Sampler file of the worked example is byte for byte the vector (FORMATS 5.3)") {
   auto e = test::worked_example("demo.lua", 9, 1, 5, FunctionKind::Named);
-  std::string bytes = write_sampler(e.profile);
+  std::string bytes, error;
+  REQUIRE(write_sampler(e.profile, &bytes, &error));
   CHECK(bytes == test::formats_file("vectors/demo.sampler"));
   CHECK(bytes.size() == 481);
   Profile back;
-  std::string error;
   REQUIRE(read_sampler(bytes, &back, &error));
   CHECK(test::difference(e.profile, back, false, false) == "");
 }
@@ -190,12 +190,19 @@ TEST_CASE("Sampler ids never contain TAB or LF bytes and weights become repeated
   for (int i = 0; i < 300; ++i) fns.push_back(p.add_function({"f" + std::to_string(i), "x.lua", i, i, FunctionKind::Named}));
   for (FunctionId f : fns) p.add_sample(0, 0, f % 3 + 1, &f, 1);
   Profile back;
-  std::string error;
-  REQUIRE(read_sampler(write_sampler(p), &back, &error));
+  std::string bytes, error;
+  REQUIRE(write_sampler(p, &bytes, &error));
+  REQUIRE(read_sampler(bytes, &back, &error));
   CHECK(back.sample_weight() == p.sample_weight());
   CHECK(test::difference(p, back, false, false) == "");
   CHECK_FALSE(read_sampler("@supersamplerV1.0\n@symboltableV1.1\n@end\n@threadV1.0\t0001\n\t\x00\x00", &back, &error));
   CHECK(error.find("truncated sample") != std::string::npos);
   CHECK_FALSE(read_sampler("nope", &back, &error));
   CHECK(error == "byte 0: not a Sampler file (expected \"@supersamplerV1.0\" and \"@symboltableV1.1\")");
+  // Found by fuzz_lispworks: a huge count must not become billions of lines.
+  Profile huge;
+  FunctionId f = huge.add_function({"f", "", 0, 0, FunctionKind::Named});
+  huge.add_sample(0, 0, 5555555555555555555ull, &f, 1);
+  CHECK_FALSE(write_sampler(huge, &bytes, &error));
+  CHECK(error == "a Sampler file holds one line per tick: 5555555555555555555 ticks exceed the limit of 20000000 lines");
 }

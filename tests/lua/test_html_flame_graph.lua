@@ -23,8 +23,11 @@ local out, status = H.run(string.format("%s --hz 1000 -o %s/fg.html %s", H.luapr
 H.check(status == 0, "luaprof wrote the page: %s", out)
 local flags = "--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking " ..
               "--disable-component-update --disable-sync --user-data-dir=" .. dir .. "/profile"
-local dom = H.run(string.format("%s %s --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom file://%s/fg.html 2>%s/console.txt",
-                                chromium, flags, dir, dir))
+-- The page draws synchronously at load, so --dump-dom sees the frames; `timeout` keeps a
+-- wedged browser from hanging the suite.
+local dom, browser_status = H.run(string.format("timeout 120 %s %s --enable-logging=stderr --v=0 --dump-dom file://%s/fg.html 2>%s/console.txt",
+                                                chromium, flags, dir, dir))
+H.check(browser_status == 0, "chromium exited with %s", tostring(browser_status))
 local console = io.open(dir .. "/console.txt"):read("a")
 H.check(dom:find('class="f"', 1, true) ~= nil, "frames were drawn:\n%s", dom:sub(1, 2000))
 H.check(dom:find("visible_frame (", 1, true) ~= nil, "the frame visible_frame is on the page")

@@ -16,8 +16,11 @@ bool write_lms_csv(const Profile& profile, std::string* out, std::string* error)
 // length in microseconds (wall clock). Errors carry the line number.
 bool read_lms_csv(std::string_view text, Profile* out, std::string* error);
 
-// Sampler file: one line per tick (weights are repeated), leaf first, a block per thread.
-std::string write_sampler(const Profile& profile);
+// Sampler file: one line per tick (the format has no weights, so they are repeated), leaf
+// first, a block per thread. A profile of more than `max_lines` ticks is refused with a
+// message rather than allowed to exhaust memory.
+bool write_sampler(const Profile& profile, std::string* out, std::string* error,
+                   std::uint64_t max_lines = 20'000'000);
 
 // Reads a Sampler file, parsing by length (ids may contain TAB or LF bytes).
 bool read_sampler(std::string_view bytes, Profile* out, std::string* error);
