@@ -59,6 +59,11 @@ void Profile::add_call(FunctionId callee, bool self_call) {
   if (self_call) ++c.self_calls;
 }
 
+void Profile::add_call(FunctionId callee, FunctionId caller) {
+  add_call(callee, caller == callee);
+  if (caller != kNoFunction) ++arc_calls_[{caller, callee}];
+}
+
 void Profile::set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls) {
   counts_[f].calls = calls;
   counts_[f].self_calls = self_calls;
@@ -74,6 +79,7 @@ void Profile::clear() {
   stamp_ = 0;
   total_weight_ = 0;
   empty_weight_ = 0;
+  arc_calls_.clear();
   total_seconds = 0.0;
   gc_seconds = 0.0;
   health = SamplerHealth{};

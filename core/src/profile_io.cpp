@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "scriptprof/folded_stacks.hpp"
+#include "scriptprof/gprof_report.hpp"
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/interval_formats.hpp"
 #include "scriptprof/lispworks_tree.hpp"
@@ -28,7 +29,7 @@ const std::vector<std::string>& planned_formats() {
   return names;
 }
 const std::vector<std::string>& planned_styles() {
-  static const std::vector<std::string> names = {"gprof", "gprof-callgraph", "allegro", "allegro-callgraph"};
+  static const std::vector<std::string> names = {"allegro", "allegro-callgraph"};
   return names;
 }
 
@@ -41,7 +42,7 @@ bool contains(const std::vector<std::string>& v, std::string_view s) {
 }  // namespace
 
 const std::vector<std::string>& report_styles() {
-  static const std::vector<std::string> names = {"flat", "flat-guile2", "tree", "anomalies"};
+  static const std::vector<std::string> names = {"flat", "flat-guile2", "tree", "anomalies", "gprof", "gprof-callgraph"};
   return names;
 }
 const std::vector<std::string>& file_formats() {
@@ -64,6 +65,10 @@ bool render_report(const Profile& p, std::string_view style, std::string* out, s
     *out = statprof_tree_report(p);
   } else if (style == "anomalies") {
     *out = statprof_anomalies_report(p);
+  } else if (style == "gprof") {
+    *out = gprof_flat_report(p);
+  } else if (style == "gprof-callgraph") {
+    *out = gprof_call_graph(p);
   } else {
     *error = contains(planned_styles(), style)
                  ? "report style '" + std::string(style) + "' is not available yet (available: " + joined(report_styles()) + ")"

@@ -405,13 +405,14 @@ void LuaSampler::count_call(lua_State* L, lua_Debug* ar) {
   bool boundary = false;
   FunctionId callee = intern(L, ar, &boundary);
   if (callee != kNoFunction) {
-    bool self_call = false;
+    // A tail call replaced its caller's frame: the caller is unknown then.
+    FunctionId caller_id = kNoFunction;
     lua_Debug caller;
     if (ar->event == LUA_HOOKCALL && lua_getstack(L, 1, &caller)) {
       bool b = false;
-      self_call = intern(L, &caller, &b) == callee;
+      caller_id = intern(L, &caller, &b);
     }
-    profile_->add_call(callee, self_call);
+    profile_->add_call(callee, caller_id);
   }
   timer_.leave_profiler();
 }

@@ -16,15 +16,23 @@ profiler.report("flat", dir .. "/flat.txt")
 local live_flat = read(dir .. "/flat.txt")
 H.check(live_flat:find("Sample count", 1, true), "report('flat') wrote the flat report")
 
+-- gprof's call graph carries the exact arc counts of the call hook: leaf is called 40 times
+-- by branch and 40 times by the anonymous loop, 80 in all.
+profiler.report("gprof-callgraph", dir .. "/cg.txt")
+local cg = read(dir .. "/cg.txt")
+local _, arcs_to_leaf = cg:gsub("\n +[%d.]+ +[%d.]+ +40/80 +leaf %(", "")
+H.check(arcs_to_leaf >= 2, "two arcs of 40 of leaf's 80 calls in the call graph:\n%s", cg)
+H.check(cg:find("\n%[%d+%] +[%d.]+ +[%d.]+ +[%d.]+ +80 +leaf %(") ~= nil, "leaf's primary line says 80 calls:\n%s", cg)
+
 -- Every style renders; unknown and planned styles are clear errors.
-for _, style in ipairs({"flat", "flat-guile2", "tree", "anomalies"}) do
+for _, style in ipairs({"flat", "flat-guile2", "tree", "anomalies", "gprof", "gprof-callgraph"}) do
   local path = dir .. "/" .. style .. ".txt"
   profiler.report(style, path)
   H.check((read(path) or "") ~= "", "report(%q) wrote something", style)
 end
 local ok, e = pcall(profiler.report, "fancy")
-H.check(not ok and e:find("unknown report style 'fancy' (known: flat, flat-guile2, tree, anomalies)", 1, true), "%s", e)
-ok, e = pcall(profiler.report, "gprof")
+H.check(not ok and e:find("unknown report style 'fancy' (known: flat, flat-guile2, tree, anomalies, gprof, gprof-callgraph)", 1, true), "%s", e)
+ok, e = pcall(profiler.report, "allegro")
 H.check(not ok and e:find("not available yet", 1, true), "%s", e)
 ok, e = pcall(profiler.write, dir .. "/x", "pdf")
 H.check(not ok and e:find("unknown format 'pdf'", 1, true), "%s", e)

@@ -3,6 +3,7 @@
 // however often it recurs there, and the innermost frame gets the self count.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,10 @@ class Profile {
                   const FunctionId* frames, std::size_t n);
   // Records one exact call of `callee`; `self_call` when its caller is the same function.
   void add_call(FunctionId callee, bool self_call);
+  // Records one exact call of `callee` by `caller` (kNoFunction when unknown, e.g. a tail call).
+  void add_call(FunctionId callee, FunctionId caller);
+  // Exact calls per (caller, callee) arc.
+  const std::map<std::pair<FunctionId, FunctionId>, std::uint64_t>& arc_calls() const { return arc_calls_; }
   // Sets a function's call counts outright (readers of saved profiles; nullopt = unknown).
   void set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls = 0);
   // Marks call counting on, so functions never called show 0 rather than unknown.
@@ -91,6 +96,7 @@ class Profile {
   std::uint64_t total_weight_ = 0;
   std::uint64_t empty_weight_ = 0;
   bool calls_counted_ = false;
+  std::map<std::pair<FunctionId, FunctionId>, std::uint64_t> arc_calls_;
 };
 
 // Children of a call tree node, Count descending, ties by label bytewise (every tree writer's order).
