@@ -106,11 +106,11 @@ bool read_folded(std::string_view text, Profile* out, std::string* error,
     if (trailing_number(stack, &first, &start2) && start2 > 0) stack = stack.substr(0, start2);  // differential
     if (count != std::floor(count) && warnings)
       warnings->push_back("line " + std::to_string(line_no) + ": count " + std::to_string(count) + " rounded");
-    if (count > 1.8e19) {
-      if (error) *error = "line " + std::to_string(line_no) + ": count too large";
+    auto weight = count < 4.6e18 ? static_cast<std::uint64_t>(std::llround(count)) : Profile::kMaxTotalWeight + 1;
+    if (!out->weight_fits(weight)) {
+      if (error) *error = "line " + std::to_string(line_no) + ": counts add up to more than 2^62";
       return false;
     }
-    auto weight = static_cast<std::uint64_t>(std::llround(count));
     if (weight == 0) continue;
     frames.clear();
     if (stack != "(idle)") {

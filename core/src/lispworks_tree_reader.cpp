@@ -198,6 +198,7 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
                           std::to_string(n.count)));
     std::uint64_t self = n.count > n.children ? n.count - n.children : 0;
     std::size_t fdepth;  // depth among function frames
+    if (!out->weight_fits(self)) return fail(at(n.line, "counts add up to more than 2^62"));
     if (n.depth == 0) {
       // Weight outside every thread node is kept too, as samples outside any function.
       if (self > 0) out->add_sample(thread, 0, self, nullptr, 0);

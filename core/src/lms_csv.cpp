@@ -81,6 +81,8 @@ bool read_lms_csv(std::string_view text, Profile* out, std::string* error) {
       return fail(line_no, "the time difference must be a non-negative integer, got '" + std::string(rest) + "'");
     auto m = mapping.find(id);
     if (m == mapping.end()) return fail(line_no, "id " + std::to_string(id) + " is used before its mapping line");
+    // Times stay far below the ceiling so that nanoseconds and sums cannot wrap around.
+    if (diff > Profile::kMaxTotalWeight / 1000 - now) return fail(line_no, "the time passes 2^62 ns");
     now += diff;
     flush();
     if (type == "0") {

@@ -111,7 +111,12 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error) {
     }
     // One period for the whole file: the greatest common divisor of the weights in ns.
     std::uint64_t period = 0;
-    for (const Raw& r : raw) period = std::gcd(period, static_cast<std::uint64_t>(std::llround(r.ns)));
+    double sum = 0;
+    for (const Raw& r : raw) {
+      sum += r.ns;
+      if (!(sum < 4.6e18)) throw Fail{"weights add up to more than 2^62 ns"};
+      period = std::gcd(period, static_cast<std::uint64_t>(std::llround(r.ns)));
+    }
     if (period == 0) period = 1'000'000;
     out->period_ns = period;
     double total_ns = 0;

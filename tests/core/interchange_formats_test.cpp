@@ -8,6 +8,7 @@
 #include "profile_equivalence.hpp"
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/interval_formats.hpp"
+#include "scriptprof/profile_io.hpp"
 #include "scriptprof/timeline.hpp"
 #include "vector_file.hpp"
 
@@ -205,4 +206,17 @@ TEST_CASE("Sampler ids never contain TAB or LF bytes and weights become repeated
   huge.add_sample(0, 0, 5555555555555555555ull, &f, 1);
   CHECK_FALSE(write_sampler(huge, &bytes, &error));
   CHECK(error == "a Sampler file holds one line per tick: 5555555555555555555 ticks exceed the limit of 20000000 lines");
+}
+
+TEST_CASE("fuzzer regression - readers refuse sums that would wrap around") {
+  Profile p;
+  std::string error;
+  // Found by fuzz_lms: a time difference near 2^64 microseconds.
+  CHECK_FALSE(read_lms_csv("2,0,a\n0,0,0\n1,0,15907416563667318997\n", &p, &error));
+  CHECK(error == "line 3: the time passes 2^62 ns");
+  CHECK_FALSE(read_profile_text("a 4611686018427387904\nb 4611686018427387904\n", "folded", &p, &error));
+  CHECK(error == "line 1: counts add up to more than 2^62");
+  CHECK_FALSE(read_profile_text("LispWorks Profiler Tree: t\n0|1|0|1|0|\"t\"\n1|3000000000000000000|0|0|0|a\n"
+                                "1|3000000000000000000|0|0|0|b\n", "lispworks", &p, &error));
+  CHECK(error == "line 4: counts add up to more than 2^62");
 }

@@ -83,6 +83,11 @@ class Profile {
   void add_thread(std::uint32_t id, std::string thread_name);
 
   std::uint64_t sample_weight() const { return total_weight_; }  // N
+  // Readers refuse input whose weights would pass this ceiling (sums must never wrap around).
+  static constexpr std::uint64_t kMaxTotalWeight = std::uint64_t{1} << 62;
+  bool weight_fits(std::uint64_t weight) const {
+    return weight <= kMaxTotalWeight && total_weight_ <= kMaxTotalWeight - weight;
+  }
   std::uint64_t empty_weight() const { return empty_weight_; }   // samples with no frames
   const FunctionCounts& counts(FunctionId id) const { return counts_[id]; }
 
