@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "scriptprof/allegro_report.hpp"
 #include "scriptprof/folded_stacks.hpp"
 #include "scriptprof/gprof_report.hpp"
 #include "scriptprof/interchange_formats.hpp"
@@ -29,7 +30,7 @@ const std::vector<std::string>& planned_formats() {
   return names;
 }
 const std::vector<std::string>& planned_styles() {
-  static const std::vector<std::string> names = {"allegro", "allegro-callgraph"};
+  static const std::vector<std::string> names;
   return names;
 }
 
@@ -42,7 +43,7 @@ bool contains(const std::vector<std::string>& v, std::string_view s) {
 }  // namespace
 
 const std::vector<std::string>& report_styles() {
-  static const std::vector<std::string> names = {"flat", "flat-guile2", "tree", "anomalies", "gprof", "gprof-callgraph"};
+  static const std::vector<std::string> names = {"flat", "flat-guile2", "tree", "anomalies", "gprof", "gprof-callgraph", "allegro", "allegro-callgraph"};
   return names;
 }
 const std::vector<std::string>& file_formats() {
@@ -65,6 +66,10 @@ bool render_report(const Profile& p, std::string_view style, std::string* out, s
     *out = statprof_tree_report(p);
   } else if (style == "anomalies") {
     *out = statprof_anomalies_report(p);
+  } else if (style == "allegro") {
+    *out = allegro_flat_report(p);
+  } else if (style == "allegro-callgraph") {
+    *out = allegro_call_graph(p);
   } else if (style == "gprof") {
     *out = gprof_flat_report(p);
   } else if (style == "gprof-callgraph") {

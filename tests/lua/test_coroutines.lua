@@ -5,14 +5,17 @@ local H = dofile("harness.lua")
 
 local function produce_item(n) local x = 0 for i = 1, 2 * n do x = x + i % 7 end return x end
 local function consume_item(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
-local function producer() for i = 1, 300 do produce_item(60000); coroutine.yield(i) end end
+-- Fine rounds (far below the 1 ms period) and ~1 s of work: ~1000 samples, a binomial
+-- standard deviation of 1.5 points, so 5 points is over 3 sigma.
+local ROUNDS = 12000
+local function producer() for i = 1, ROUNDS do produce_item(5000); coroutine.yield(i) end end
 -- The producer is called from C (resume), so it has no name: find it by its line.
 local producer_label = "(" .. debug.getinfo(1, "S").short_src .. ":" .. debug.getinfo(producer, "S").linedefined .. ")"
 
 local function run(make)
   local next_item = make(producer)
   local s = 0
-  for _ = 1, 300 do s = s + next_item(); consume_item(60000) end
+  for _ = 1, ROUNDS do s = s + next_item(); consume_item(5000) end
   return s
 end
 local via_wrap = function(f) return coroutine.wrap(f) end
@@ -23,7 +26,7 @@ end
 
 for name, make in pairs({wrap = via_wrap, resume = via_resume}) do
   local sum = profiler.statprof(function() local s = run(make); return s end, {hz = 1000, full_stacks = true, display = false})
-  H.check(sum == 300 * 301 / 2, "%s: the coroutine's values came through (%s)", name, sum)
+  H.check(sum == ROUNDS * (ROUNDS + 1) / 2, "%s: the coroutine's values came through (%s)", name, sum)
   local n = profiler.sample_count()
   local p_self, c_self, stitched, wrong = 0, 0, 0, 0
   for _, stack in ipairs(profiler.fetch_stacks()) do

@@ -1,0 +1,160 @@
+#include "scriptprof/allegro_report.hpp"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace scriptprof {
+namespace {
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+// Lua functions print bare, C functions as "strings", as Allegro prints runtime-system code.
+std::string allegro_name(const Profile& p, FunctionId f) {
+  const FunctionInfo& info = p.functions.info(f);
+  std::string s = info.kind == FunctionKind::Native ? "\"" + info.name + "\"" : p.functions.label(f);
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+std::string sample_line(const Profile& p) {
+  const double period = static_cast<double>(p.period_ns) / 1e9;
+  const double x = static_cast<double>(p.sample_weight()) * period;
+  return format("Sample represents %.1f seconds of %s time (out of a total of %.1f)\n", x,
+                p.clock == ClockKind::Wall ? "elapsed" : "processor", x);
+}
+
+}  // namespace
+
+std::string allegro_flat_report(const Profile& p, const AllegroOptions& o) {
+  const double period = static_cast<double>(p.period_ns) / 1e9;
+  const double n = static_cast<double>(p.sample_weight());
+  std::string out = sample_line(p);
+  out += format("Times below %.1f%% will be suppressed.\n\n", o.significance_threshold * 100);
+  out += "    %     %   self  total             self   total  Function\n";
+  out += " Time  Cum.   secs   secs    calls ms/call ms/call  name\n";
+  std::vector<FunctionId> rows;
+  for (FunctionId f = 0; f < p.functions.size(); ++f)
+    if (n > 0 && 100.0 * static_cast<double>(p.counts(f).self) / n >= o.significance_threshold * 100 &&
+        p.counts(f).self > 0)
+      rows.push_back(f);
+  std::sort(rows.begin(), rows.end(), [&](FunctionId a, FunctionId b) {
+    const FunctionCounts &x = p.counts(a), &y = p.counts(b);
+    if (x.self != y.self) return x.self > y.self;
+    if (x.cumulative != y.cumulative) return x.cumulative > y.cumulative;
+    return p.functions.label(a) < p.functions.label(b);
+  });
+  double cum = 0;
+  for (FunctionId f : rows) {
+    const FunctionCounts& c = p.counts(f);
+    double pct = 100.0 * static_cast<double>(c.self) / n;
+    cum += pct;
+    double self_s = static_cast<double>(c.self) * period, total_s = static_cast<double>(c.cumulative) * period;
+    std::string calls, self_ms, total_ms;
+    if (c.calls && *c.calls > 0) {
+      calls = std::to_string(*c.calls);
+      self_ms = format("%.0f", 1000.0 * self_s / static_cast<double>(*c.calls));
+      total_ms = format("%.0f", 1000.0 * total_s / static_cast<double>(*c.calls));
+    }
+    out += format("%5.1f %5.1f %6.1f %6.1f %8s %7s %7s  ", pct, cum, self_s, total_s, calls.c_str(), self_ms.c_str(),
+                  total_ms.c_str()) + allegro_name(p, f) + "\n";
+  }
+  return out;
+}
+
+std::string allegro_call_graph(const Profile& p, const AllegroOptions& o) {
+  const double period = static_cast<double>(p.period_ns) / 1e9;
+  const double n = static_cast<double>(p.sample_weight());
+  std::string out = "Time profile of sampled pc values by function, children, and parents.\n";
+  out += format("Total times below %.1f%% will be suppressed.\n", o.significance_threshold * 100);
+  out += format("Parent and child times less %.1f%% of the node will be suppressed.\n",
+                o.fractional_significance_threshold * 100);
+  out += sample_line(p);
+  out += "\n     %      %                    Parent\n  self  total    total   local   Function\n"
+         "  Time   Time     secs       %     Child\n\n";
+
+  // Per function: distinct callers and callees per sample, and whether F recurred there.
+  struct Link { std::uint64_t count = 0; bool recursive = false; };
+  std::map<FunctionId, std::map<FunctionId, Link>> parents, children;
+  std::vector<std::pair<NodeId, std::vector<FunctionId>>> todo;
+  for (const auto& r : p.tree.roots()) todo.push_back({r.second, {}});
+  std::set<std::pair<FunctionId, FunctionId>> ups, downs;
+  std::map<FunctionId, int> times;
+  while (!todo.empty()) {
+    auto [node, stack] = std::move(todo.back());
+    todo.pop_back();
+    const CallTreeNode& nd = p.tree.node(node);
+    if (nd.self > 0 && !stack.empty()) {
+      ups.clear();
+      downs.clear();
+      times.clear();
+      for (std::size_t j = 0; j < stack.size(); ++j) {
+        ++times[stack[j]];
+        if (j > 0) ups.insert({stack[j], stack[j - 1]});
+        if (j + 1 < stack.size()) downs.insert({stack[j], stack[j + 1]});
+      }
+      for (const auto& [f, caller] : ups) {
+        Link& l = parents[f][caller];
+        l.count += nd.self;
+        l.recursive = l.recursive || times[f] > 1;
+      }
+      for (const auto& [f, callee] : downs) {
+        Link& l = children[f][callee];
+        l.count += nd.self;
+        l.recursive = l.recursive || times[f] > 1;
+      }
+    }
+    for (NodeId c = nd.first_child; c != kNoNode; c = p.tree.node(c).next_sibling) {
+      std::vector<FunctionId> s = stack;
+      s.push_back(p.tree.node(c).function);
+      todo.push_back({c, std::move(s)});
+    }
+  }
+  std::vector<FunctionId> entries;
+  for (FunctionId f = 0; f < p.functions.size(); ++f)
+    if (n > 0 && p.counts(f).cumulative > 0 &&
+        100.0 * static_cast<double>(p.counts(f).cumulative) / n >= o.significance_threshold * 100)
+      entries.push_back(f);
+  std::sort(entries.begin(), entries.end(), [&](FunctionId a, FunctionId b) {
+    if (p.counts(a).cumulative != p.counts(b).cumulative) return p.counts(a).cumulative > p.counts(b).cumulative;
+    return p.functions.label(a) < p.functions.label(b);
+  });
+  const std::string dashes(53, '-');
+  for (FunctionId f : entries) {
+    const FunctionCounts& c = p.counts(f);
+    const double incl = static_cast<double>(c.cumulative);
+    auto lines = [&](const std::map<FunctionId, Link>& links) {
+      std::vector<std::pair<FunctionId, Link>> v(links.begin(), links.end());
+      std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) {
+        if (a.second.count != b.second.count) return a.second.count > b.second.count;
+        return p.functions.label(a.first) < p.functions.label(b.first);
+      });
+      std::string s;
+      for (const auto& [other, link] : v) {
+        double local = 100.0 * static_cast<double>(link.count) / incl;
+        if (local < o.fractional_significance_threshold * 100) continue;
+        s += format("%6s %6s %8.1f %6.1f%c     ", "", "", static_cast<double>(link.count) * period, local,
+                    link.recursive ? 'r' : ' ') + allegro_name(p, other) + "\n";
+      }
+      return s;
+    };
+    out += lines(parents[f]);
+    out += format("%6.1f %6.1f %8.1f %6.1f    ", 100.0 * static_cast<double>(c.self) / n, 100.0 * incl / n,
+                  incl * period, 100.0 * static_cast<double>(c.self) / incl) + allegro_name(p, f) + "\n";
+    out += lines(children[f]);
+    out += dashes + "\n";
+  }
+  return out;
+}
+
+}  // namespace scriptprof
