@@ -11,10 +11,12 @@ namespace scriptprof::test {
 inline std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> paths(const Profile& p, bool with_threads) {
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> out;
   std::vector<std::pair<NodeId, std::string>> todo;
-  // Thread names only matter where a file can hold them: with several threads.
-  bool names = with_threads && p.tree.roots().size() > 1;
-  for (const auto& r : p.tree.roots())
-    todo.emplace_back(r.second, names ? thread_label(p, r.second) : with_threads ? std::to_string(r.first) : "");
+  // Threads are compared by position: formats number them afresh.
+  std::size_t position = 0;
+  for (const auto& r : p.tree.roots()) {
+    std::string key = with_threads ? std::to_string(position++) : "";
+    todo.emplace_back(r.second, key);
+  }
   while (!todo.empty()) {
     auto [n, prefix] = todo.back();
     todo.pop_back();
