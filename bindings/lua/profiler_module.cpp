@@ -467,11 +467,58 @@ int l_fetch_call_tree(lua_State* L) {
   return 1;
 }
 
-// profiler.report(style [, file]): any report style of the last run (or of a profile read).
+// {labels=, cumulative=, hidden={names...}, significance_threshold=, fractional_significance_threshold=}
+ReportOptions parse_style_options(lua_State* L, int arg) {
+  ReportOptions o;
+  if (lua_isnoneornil(L, arg)) return o;
+  luaL_checktype(L, arg, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    auto fraction = [&](double* out) {
+      double v = lua_tonumber(L, -1);
+      if (!lua_isnumber(L, -1) || std::isnan(v) || v < 0 || v > 1)
+        luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be a fraction between 0 and 1", key));
+      *out = v;
+    };
+    if (std::strcmp(key, "labels") == 0 || std::strcmp(key, "cumulative") == 0) {
+      // Same values as display()'s options.
+      lua_createtable(L, 0, 1);
+      lua_pushvalue(L, -2);
+      lua_setfield(L, -2, key);
+      FlatReportOptions f = parse_report_options(L, lua_gettop(L));
+      if (key[0] == 'l') o.flat.labels = f.labels;
+      else o.flat.cumulative = f.cumulative;
+      lua_pop(L, 1);
+    } else if (std::strcmp(key, "significance_threshold") == 0) {
+      fraction(&o.allegro.significance_threshold);
+    } else if (std::strcmp(key, "fractional_significance_threshold") == 0) {
+      fraction(&o.allegro.fractional_significance_threshold);
+    } else if (std::strcmp(key, "hidden") == 0) {
+      if (!lua_istable(L, -1)) luaL_argerror(L, arg, "option 'hidden' must be a list of function names");
+      for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; ++i) {
+        if (lua_type(L, -1) != LUA_TSTRING) luaL_argerror(L, arg, "option 'hidden' must be a list of function names");
+        o.allegro.hidden.emplace_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    } else {
+      luaL_argerror(L, arg, lua_pushfstring(L,
+          "unknown option '%s' (known: labels, cumulative, hidden, significance_threshold, "
+          "fractional_significance_threshold)", key));
+    }
+    lua_pop(L, 1);
+  }
+  return o;
+}
+
+// profiler.report(style [, file [, options]]): any report style of the last run (or of a
+// profile read).
 int l_report(lua_State* L) {
   const char* style = luaL_checkstring(L, 1);
+  ReportOptions options = parse_style_options(L, 3);
   std::string text, error;
-  if (!render_report(last_profile(L), style, &text, &error)) luaL_argerror(L, 1, error.c_str());
+  if (!render_report(last_profile(L), style, &text, &error, options)) luaL_argerror(L, 1, error.c_str());
   emit(L, 2, text);
   return 0;
 }

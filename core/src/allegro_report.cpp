@@ -1,5 +1,7 @@
 #include "scriptprof/allegro_report.hpp"
 
+#include "scriptprof/hidden_functions.hpp"
+
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
@@ -19,12 +21,19 @@ std::string format(const char* fmt, ...) {
   return buf;
 }
 
-// Lua functions print bare, C functions as "strings", as Allegro prints runtime-system code.
-std::string allegro_name(const Profile& p, FunctionId f) {
+// Lua functions print bare, C functions as "strings", as Allegro prints runtime-system code;
+// a function that hidden functions were folded into is prefixed with "... ".
+std::string allegro_name(const Profile& p, FunctionId f, const std::vector<bool>* called_hidden = nullptr) {
   const FunctionInfo& info = p.functions.info(f);
   std::string s = info.kind == FunctionKind::Native ? "\"" + info.name + "\"" : p.functions.label(f);
   std::replace(s.begin(), s.end(), '\n', ' ');
+  if (called_hidden && (*called_hidden)[f]) s = "... " + s;
   return s;
+}
+
+// The profile the reports analyse: hidden functions folded away first (FORMATS.md 3.3).
+HiddenFolding analysed(const Profile& p, const AllegroOptions& o) {
+  return fold_hidden(p, [&](FunctionId f) { return named_in(p, f, o.hidden); });
 }
 
 std::string sample_line(const Profile& p) {
@@ -36,7 +45,9 @@ std::string sample_line(const Profile& p) {
 
 }  // namespace
 
-std::string allegro_flat_report(const Profile& p, const AllegroOptions& o) {
+std::string allegro_flat_report(const Profile& original, const AllegroOptions& o) {
+  const HiddenFolding folded = analysed(original, o);
+  const Profile& p = folded.profile;
   const double period = static_cast<double>(p.period_ns) / 1e9;
   const double n = static_cast<double>(p.sample_weight());
   std::string out = sample_line(p);
@@ -67,12 +78,14 @@ std::string allegro_flat_report(const Profile& p, const AllegroOptions& o) {
       total_ms = format("%.0f", 1000.0 * total_s / static_cast<double>(*c.calls));
     }
     out += format("%5.1f %5.1f %6.1f %6.1f %8s %7s %7s  ", pct, cum, self_s, total_s, calls.c_str(), self_ms.c_str(),
-                  total_ms.c_str()) + allegro_name(p, f) + "\n";
+                  total_ms.c_str()) + allegro_name(p, f, &folded.called_hidden) + "\n";
   }
   return out;
 }
 
-std::string allegro_call_graph(const Profile& p, const AllegroOptions& o) {
+std::string allegro_call_graph(const Profile& original, const AllegroOptions& o) {
+  const HiddenFolding folded = analysed(original, o);
+  const Profile& p = folded.profile;
   const double period = static_cast<double>(p.period_ns) / 1e9;
   const double n = static_cast<double>(p.sample_weight());
   std::string out = "Time profile of sampled pc values by function, children, and parents.\n";
@@ -133,10 +146,14 @@ std::string allegro_call_graph(const Profile& p, const AllegroOptions& o) {
   for (FunctionId f : entries) {
     const FunctionCounts& c = p.counts(f);
     const double incl = static_cast<double>(c.cumulative);
-    auto lines = [&](const std::map<FunctionId, Link>& links) {
+    auto lines = [&](const std::map<FunctionId, Link>& links, bool with_hidden) {
       std::vector<std::pair<FunctionId, Link>> v(links.begin(), links.end());
+      // Samples whose callees of F were all hidden: a child line named just "...".
+      auto h = folded.hidden_leaf.find(f);
+      if (with_hidden && h != folded.hidden_leaf.end()) v.push_back({kNoFunction, Link{h->second, false}});
       std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) {
         if (a.second.count != b.second.count) return a.second.count > b.second.count;
+        if (a.first == kNoFunction || b.first == kNoFunction) return b.first == kNoFunction;
         return p.functions.label(a.first) < p.functions.label(b.first);
       });
       std::string s;
@@ -144,14 +161,15 @@ std::string allegro_call_graph(const Profile& p, const AllegroOptions& o) {
         double local = 100.0 * static_cast<double>(link.count) / incl;
         if (local < o.fractional_significance_threshold * 100) continue;
         s += format("%6s %6s %8.1f %6.1f%c     ", "", "", static_cast<double>(link.count) * period, local,
-                    link.recursive ? 'r' : ' ') + allegro_name(p, other) + "\n";
+                    link.recursive ? 'r' : ' ') +
+             (other == kNoFunction ? std::string("...") : allegro_name(p, other, &folded.called_hidden)) + "\n";
       }
       return s;
     };
-    out += lines(parents[f]);
+    out += lines(parents[f], false);
     out += format("%6.1f %6.1f %8.1f %6.1f    ", 100.0 * static_cast<double>(c.self) / n, 100.0 * incl / n,
-                  incl * period, 100.0 * static_cast<double>(c.self) / incl) + allegro_name(p, f) + "\n";
-    out += lines(children[f]);
+                  incl * period, 100.0 * static_cast<double>(c.self) / incl) + allegro_name(p, f, &folded.called_hidden) + "\n";
+    out += lines(children[f], true);
     out += dashes + "\n";
   }
   return out;

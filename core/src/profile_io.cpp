@@ -55,21 +55,22 @@ const std::vector<std::string>& readable_formats() {
   return names;
 }
 
-bool render_report(const Profile& p, std::string_view style, std::string* out, std::string* error) {
+bool render_report(const Profile& p, std::string_view style, std::string* out, std::string* error,
+                   const ReportOptions& options) {
   if (style == "flat") {
-    *out = statprof_flat_report(p);
+    *out = statprof_flat_report(p, options.flat);
   } else if (style == "flat-guile2") {
-    FlatReportOptions o;
+    FlatReportOptions o = options.flat;
     o.layout = FlatLayout::Guile2;
     *out = statprof_flat_report(p, o);
   } else if (style == "tree") {
-    *out = statprof_tree_report(p);
+    *out = statprof_tree_report(p, options.flat.labels);
   } else if (style == "anomalies") {
-    *out = statprof_anomalies_report(p);
+    *out = statprof_anomalies_report(p, options.flat.labels);
   } else if (style == "allegro") {
-    *out = allegro_flat_report(p);
+    *out = allegro_flat_report(p, options.allegro);
   } else if (style == "allegro-callgraph") {
-    *out = allegro_call_graph(p);
+    *out = allegro_call_graph(p, options.allegro);
   } else if (style == "gprof") {
     *out = gprof_flat_report(p);
   } else if (style == "gprof-callgraph") {

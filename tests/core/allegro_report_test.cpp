@@ -45,3 +45,26 @@ TEST_CASE("Allegro names C functions as strings and shows exact calls") {
   CHECK(flat.find(" 90.0  90.0    0.1    0.1        2      45      45  \"string.rep\"\n") != std::string::npos);
   CHECK(flat.find("work (w.lua:3)\n") != std::string::npos);
 }
+
+TEST_CASE("hidden functions fold into their caller - shown with ... (FORMATS 3.3)") {
+  Profile p;
+  FunctionId main = p.add_function({"main", "", 0, 0, FunctionKind::Named});
+  FunctionId foo = p.add_function({"foo", "", 0, 0, FunctionKind::Named});
+  FunctionId bar = p.add_function({"bar", "", 0, 0, FunctionKind::Named});
+  FunctionId baz = p.add_function({"baz", "", 0, 0, FunctionKind::Named});
+  const FunctionId to_bar[] = {main, foo, bar}, to_baz[] = {main, foo, bar, baz};
+  for (int i = 0; i < 6; ++i) p.add_sample(0, 0, 1, to_bar, 3);
+  for (int i = 0; i < 4; ++i) p.add_sample(0, 0, 1, to_baz, 4);
+  AllegroOptions o;
+  o.hidden = {"bar"};
+  std::string flat = allegro_flat_report(p, o);
+  CHECK(flat.find(" 60.0  60.0    0.1    0.1                           ... foo\n") != std::string::npos);
+  CHECK(flat.find(" 40.0 100.0    0.0    0.0                           baz\n") != std::string::npos);
+  CHECK(flat.find("bar") == std::string::npos);
+  std::string graph = allegro_call_graph(p, o);
+  // foo's entry: baz is its child now, and the samples that ended in bar are a "..." child.
+  CHECK(graph.find("  60.0  100.0      0.1   60.0    ... foo\n"
+                   "                   0.1   60.0      ...\n"
+                   "                   0.0   40.0      baz\n") != std::string::npos);
+  CHECK(graph.find("0.0  100.0      ... foo\n  40.0   40.0") != std::string::npos);  // baz's parent
+}

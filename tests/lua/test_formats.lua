@@ -24,6 +24,16 @@ local _, arcs_to_leaf = cg:gsub("\n +[%d.]+ +[%d.]+ +40/80 +leaf %(", "")
 H.check(arcs_to_leaf >= 2, "two arcs of 40 of leaf's 80 calls in the call graph:\n%s", cg)
 H.check(cg:find("\n%[%d+%] +[%d.]+ +[%d.]+ +[%d.]+ +80 +leaf %(") ~= nil, "leaf's primary line says 80 calls:\n%s", cg)
 
+-- Allegro's controls: a hidden function's time goes to its caller, which is marked "...".
+profiler.report("allegro", dir .. "/al.txt", {hidden = {"leaf"}, significance_threshold = 0.001})
+local al = read(dir .. "/al.txt")
+H.check(al:find("Times below 0.1% will be suppressed.", 1, true) and al:find("%.%.%. branch %(") and not al:find("leaf"),
+        "hidden leaf folded into '... branch':\n%s", al)
+local bad_ok, bad_e = pcall(profiler.report, "allegro", nil, {significance = 2})
+H.check(not bad_ok and bad_e:find("unknown option 'significance'", 1, true), "%s", bad_e)
+bad_ok, bad_e = pcall(profiler.report, "allegro", nil, {significance_threshold = 2})
+H.check(not bad_ok and bad_e:find("must be a fraction between 0 and 1", 1, true), "%s", bad_e)
+
 -- Every style renders; unknown and planned styles are clear errors.
 for _, style in ipairs({"flat", "flat-guile2", "tree", "anomalies", "gprof", "gprof-callgraph", "allegro", "allegro-callgraph"}) do
   local path = dir .. "/" .. style .. ".txt"

@@ -2,6 +2,7 @@
 // parents/children per function with the `r` marker where recursion double counts.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "scriptprof/profile.hpp"
 
@@ -10,6 +11,7 @@ namespace scriptprof {
 struct AllegroOptions {
   double significance_threshold = 0.01;             // rows/entries below 1% of the time go
   double fractional_significance_threshold = 0.02;  // parent/child lines below 2% of the node go
+  std::vector<std::string> hidden;                  // function names or labels folded into callers
 };
 
 std::string allegro_flat_report(const Profile& profile, const AllegroOptions& options = {});

@@ -5,7 +5,9 @@
 #include <string_view>
 #include <vector>
 
+#include "scriptprof/allegro_report.hpp"
 #include "scriptprof/profile.hpp"
+#include "scriptprof/statprof_flat_report.hpp"
 
 namespace scriptprof {
 
@@ -15,8 +17,15 @@ const std::vector<std::string>& report_styles();
 const std::vector<std::string>& file_formats();
 const std::vector<std::string>& readable_formats();
 
+// What the report styles can be told (each style reads the options that concern it).
+struct ReportOptions {
+  FlatReportOptions flat;      // flat/flat-guile2/tree/anomalies: labels, cumulative mode
+  AllegroOptions allegro;      // allegro/allegro-callgraph: thresholds, hidden functions
+};
+
 // Renders a report style; false with a message naming the known styles for an unknown one.
-bool render_report(const Profile& profile, std::string_view style, std::string* out, std::string* error);
+bool render_report(const Profile& profile, std::string_view style, std::string* out, std::string* error,
+                   const ReportOptions& options = {});
 // Renders a file format; false with a message for an unknown or not yet available one.
 bool render_format(const Profile& profile, std::string_view format, std::string* out, std::string* error);
 
