@@ -523,12 +523,25 @@ int l_report(lua_State* L) {
   return 0;
 }
 
-// profiler.write(path, format): a file of the last run, written atomically.
+// profiler.write(path, format [, {evented=, thread_level=}]): a file of the last run, written
+// atomically.
 int l_write(lua_State* L) {
   const char* path = luaL_checkstring(L, 1);
   const char* format = luaL_checkstring(L, 2);
+  FormatOptions options;
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 3)) {
+      const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+      if (std::strcmp(key, "evented") == 0) options.evented = lua_toboolean(L, -1);
+      else if (std::strcmp(key, "thread_level") == 0) options.thread_level = lua_toboolean(L, -1);
+      else luaL_argerror(L, 3, lua_pushfstring(L, "unknown option '%s' (known: evented, thread_level)", key));
+      lua_pop(L, 1);
+    }
+  }
   std::string text, error;
-  if (!render_format(last_profile(L), format, &text, &error)) luaL_argerror(L, 2, error.c_str());
+  if (!render_format(last_profile(L), format, &text, &error, options)) luaL_argerror(L, 2, error.c_str());
   if (!write_file_atomically(path, text, &error)) luaL_error(L, "%s", error.c_str());
   return 0;
 }

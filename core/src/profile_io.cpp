@@ -84,12 +84,16 @@ bool render_report(const Profile& p, std::string_view style, std::string* out, s
   return true;
 }
 
-bool render_format(const Profile& p, std::string_view format, std::string* out, std::string* error) {
+bool render_format(const Profile& p, std::string_view format, std::string* out, std::string* error,
+                   const FormatOptions& options) {
   if (format == "lispworks") {
-    *out = write_lispworks_tree(p);
+    LispWorksWriteOptions o;
+    o.thread_level = options.thread_level;
+    *out = write_lispworks_tree(p, o);
   } else if (format == "folded") {
     *out = write_folded(p);
   } else if (format == "speedscope") {
+    if (options.evented) return write_speedscope_evented(p, out, error);
     *out = write_speedscope(p);
   } else if (format == "chrome") {
     return write_chrome_trace(p, out, error);

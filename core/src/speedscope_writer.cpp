@@ -1,8 +1,11 @@
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "scriptprof/call_stats.hpp"
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/json_text.hpp"
+#include "scriptprof/timeline.hpp"
 
 namespace scriptprof {
 
@@ -83,6 +86,43 @@ std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
                          {"shared", {{"frames", std::move(frames)}}},
                          {"profiles", std::move(profiles)}};
   return json_dump(file) + "\n";
+}
+
+}  // namespace scriptprof
+
+namespace scriptprof {
+
+bool write_speedscope_evented(const Profile& p, std::string* out, std::string* error) {
+  if (!p.keep_samples) {
+    if (error) *error = "evented speedscope needs the samples in time order: profile with full stacks";
+    return false;
+  }
+  nlohmann::json frames = nlohmann::json::array();
+  for (FunctionId f = 0; f < p.functions.size(); ++f) frames.push_back(speedscope_frame(p, f));
+  std::string name = p.name.empty() ? "scriptprof" : p.name;
+  nlohmann::json profiles = nlohmann::json::array();
+  for (std::uint32_t thread : sampled_threads(p)) {
+    nlohmann::json events = nlohmann::json::array();
+    double end = 0;
+    for (const TimelineEvent& e : thread_timeline(p, thread)) {
+      double at = static_cast<double>(e.t_ns) / 1e6;
+      end = std::max(end, at);
+      events.push_back({{"type", e.open ? "O" : "C"}, {"frame", e.function}, {"at", json_number(at)}});
+    }
+    std::string thread_name = "thread " + std::to_string(thread);
+    for (const ThreadInfo& t : p.threads)
+      if (t.id == thread && !t.name.empty()) thread_name = t.name + " thread";
+    profiles.push_back({{"type", "evented"}, {"name", name + " " + thread_name}, {"unit", "milliseconds"},
+                        {"startValue", 0}, {"endValue", json_number(end)}, {"events", std::move(events)}});
+  }
+  nlohmann::json file = {{"$schema", "https://www.speedscope.app/file-format-schema.json"},
+                         {"version", "0.0.1"},
+                         {"name", name},
+                         {"exporter", "scriptprof 0.1.0"},
+                         {"shared", {{"frames", std::move(frames)}}},
+                         {"profiles", std::move(profiles)}};
+  *out = json_dump(file) + "\n";
+  return true;
 }
 
 }  // namespace scriptprof

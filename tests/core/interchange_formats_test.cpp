@@ -220,3 +220,15 @@ TEST_CASE("fuzzer regression - readers refuse sums that would wrap around") {
                                 "1|3000000000000000000|0|0|0|b\n", "lispworks", &p, &error));
   CHECK(error == "line 4: counts add up to more than 2^62");
 }
+
+TEST_CASE("speedscope evented output of the worked example matches the vector (FORMATS 8.4)") {
+  auto e = named_example();
+  std::string text, error;
+  REQUIRE(write_speedscope_evented(e.profile, &text, &error));
+  json ours = json::parse(text), want = json::parse(test::formats_file("vectors/out_speedscope_evented.txt"));
+  CHECK(ours["profiles"] == want["profiles"]);
+  CHECK(ours["shared"] == want["shared"]);
+  Profile back;
+  REQUIRE(read_speedscope(text, &back, &error));
+  CHECK(test::difference(e.profile, back, false) == "");
+}

@@ -11,11 +11,14 @@ namespace scriptprof {
 
 struct SpeedscopeOptions {
   bool merge_runs = true;  // consecutive identical stacks become one sample (weights summed)
+  bool evented = false;    // open/close events from the timeline (needs full stacks)
 };
 
 // Sampled profiles, one per thread, weights in milliseconds. Uses the full stacks in time
 // order when kept, else the call tree's paths.
 std::string write_speedscope(const Profile& profile, const SpeedscopeOptions& options = {});
+// Evented profiles (FORMATS.md 8.4), one per thread, times in milliseconds; false without full stacks.
+bool write_speedscope_evented(const Profile& profile, std::string* out, std::string* error);
 
 // Reads speedscope's sampled and evented profiles (evented intervals become samples weighted
 // by their length). Every profile is a thread.

@@ -26,8 +26,15 @@ struct ReportOptions {
 // Renders a report style; false with a message naming the known styles for an unknown one.
 bool render_report(const Profile& profile, std::string_view style, std::string* out, std::string* error,
                    const ReportOptions& options = {});
-// Renders a file format; false with a message for an unknown or not yet available one.
-bool render_format(const Profile& profile, std::string_view format, std::string* out, std::string* error);
+// What the file formats can be told.
+struct FormatOptions {
+  bool evented = false;       // speedscope: open/close events instead of samples
+  bool thread_level = false;  // lispworks: a node per thread even with one thread
+};
+
+// Renders a file format; false with a message for an unknown one or one that cannot be made.
+bool render_format(const Profile& profile, std::string_view format, std::string* out, std::string* error,
+                   const FormatOptions& options = {});
 
 // Guesses a readable format from a file's first bytes ("" when it cannot tell).
 std::string guess_format(std::string_view text);
