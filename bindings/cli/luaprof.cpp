@@ -2,6 +2,8 @@
 // under the sampling profiler, and prints the flat report when the script ends.
 #include <signal.h>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 extern "C" {
 #include <lauxlib.h>
@@ -72,65 +75,66 @@ void usage(FILE* out) {
   std::exit(EXIT_FAILURE);
 }
 
+// Options come before the script; the script and everything after it are the script's, as for
+// lua5.4 (CLI11's prefix_command stops at the first item it does not know).
 Options parse_options(int argc, char** argv) {
   Options o;
-  int i = 1;
-  auto value = [&](const char* name) -> std::string {
-    if (i + 1 >= argc) bad_usage(std::string(name) + " needs a value");
-    return argv[++i];
-  };
-  for (; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (a.size() < 2 || a[0] != '-') break;  // the script ("-" is stdin, as for lua5.4)
-    if (a == "--hz") {
-      std::string v = value("--hz");
-      char* end = nullptr;
-      errno = 0;
-      double hz = std::strtod(v.c_str(), &end);
-      std::string error;
-      if (end == v.c_str() || *end != '\0' || errno == ERANGE)
-        bad_usage("--hz: '" + v + "' is not a number");
-      if (!scriptprof::lua::parse_hz(hz, &o.sampler.period_ns, &error)) bad_usage("--hz: " + error);
-    } else if (a == "--clock") {
-      std::string v = value("--clock");
-      if (v == "cpu") o.sampler.clock = scriptprof::TimerClock::Cpu;
-      else if (v == "wall") o.sampler.clock = scriptprof::TimerClock::Wall;
-      else bad_usage("--clock must be cpu or wall, got '" + v + "'");
-    } else if (a == "--calls") {
-      o.sampler.count_calls = true;
-    } else if (a == "--full-stacks") {
-      o.sampler.full_stacks = true;
-    } else if (a == "--report") {
-      o.report_file = value("--report");
-    } else if (a == "--style") {
-      o.style = value("--style");
+  CLI::App app{"luaprof"};
+  app.prefix_command();
+  app.set_help_flag();  // our own usage text below
+  std::string hz, clock;
+  bool help = false, version = false;
+  app.add_option("--hz", hz);
+  app.add_option("--clock", clock);
+  app.add_flag("--calls", o.sampler.count_calls);
+  app.add_flag("--full-stacks", o.sampler.full_stacks);
+  app.add_option("--report", o.report_file);
+  app.add_option("--style", o.style);
+  app.add_option("-o", o.output);
+  app.add_option("--format", o.format);
+  app.add_flag("-h,--help", help);
+  app.add_flag("--version", version);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    bad_usage(e.what());
+  }
+  if (help) {
+    usage(stdout);
+    std::exit(EXIT_SUCCESS);
+  }
+  if (version) {
+    std::printf("luaprof (scriptprof) 0.1.0, %s\n", LUA_RELEASE);
+    std::exit(EXIT_SUCCESS);
+  }
+  std::vector<std::string> rest = app.remaining();
+  bool dashdash = !rest.empty() && rest[0] == "--";
+  if (dashdash) rest.erase(rest.begin());
+  if (rest.empty()) bad_usage("no script given");
+  if (!dashdash && rest[0].size() > 1 && rest[0][0] == '-') bad_usage("unknown option '" + rest[0] + "'");
+  o.script = argc - static_cast<int>(rest.size());
+  if (!hz.empty()) {
+    char* end = nullptr;
+    errno = 0;
+    double v = std::strtod(hz.c_str(), &end);
+    std::string error;
+    if (end == hz.c_str() || *end != '\0' || errno == ERANGE) bad_usage("--hz: '" + hz + "' is not a number");
+    if (!scriptprof::lua::parse_hz(v, &o.sampler.period_ns, &error)) bad_usage("--hz: " + error);
+  }
+  if (clock == "wall") o.sampler.clock = scriptprof::TimerClock::Wall;
+  else if (!clock.empty() && clock != "cpu") bad_usage("--clock must be cpu or wall, got '" + clock + "'");
+  {
+    std::string text, error;
+    if (!scriptprof::render_report(scriptprof::Profile{}, o.style, &text, &error)) bad_usage("--style: " + error);
+  }
+  if (!o.format.empty()) {
+    const auto& known = scriptprof::file_formats();
+    if (std::find(known.begin(), known.end(), o.format) == known.end()) {
       std::string text, error;
-      if (!scriptprof::render_report(scriptprof::Profile{}, o.style, &text, &error)) bad_usage("--style: " + error);
-    } else if (a == "-o") {
-      o.output = value("-o");
-    } else if (a == "--format") {
-      o.format = value("--format");
-      const auto& known = scriptprof::file_formats();
-      if (std::find(known.begin(), known.end(), o.format) == known.end()) {
-        std::string text, error;
-        scriptprof::render_format(scriptprof::Profile{}, o.format, &text, &error);  // says why
-        bad_usage("--format: " + error);
-      }
-    } else if (a == "--help" || a == "-h") {
-      usage(stdout);
-      std::exit(EXIT_SUCCESS);
-    } else if (a == "--version") {
-      std::printf("luaprof (scriptprof) 0.1.0, %s\n", LUA_RELEASE);
-      std::exit(EXIT_SUCCESS);
-    } else {
-      bad_usage("unknown option '" + a + "'");
+      scriptprof::render_format(scriptprof::Profile{}, o.format, &text, &error);  // says why
+      bad_usage("--format: " + error);
     }
   }
-  if (i >= argc) bad_usage("no script given");
   if (!o.output.empty() && o.format.empty()) {
     auto ends = [&](const char* ext) {
       std::string e = ext;
@@ -143,11 +147,10 @@ Options parse_options(int argc, char** argv) {
     else if (ends(".html")) o.format = "html";
     else if (ends(".sampler")) o.format = "sampler";
     else if (ends(".csv")) o.format = "lms";
-    else bad_usage("-o " + o.output + ": name the format with --format (lispworks, folded, speedscope, chrome, pprof)");
+    else bad_usage("-o " + o.output + ": name the format with --format (lispworks, folded, speedscope, chrome, pprof, html, sampler, lms)");
   }
   // Timelines need the samples in time order.
   if (o.format == "chrome" || o.format == "lms") o.sampler.full_stacks = true;
-  o.script = i;
   return o;
 }
 

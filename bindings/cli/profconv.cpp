@@ -1,5 +1,7 @@
 // profconv: reads a saved profile and prints any report of it, or converts it to another format.
 //   profconv IN [--from FMT] [--to FMT | --report STYLE] [-o OUT]
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -35,22 +37,23 @@ void usage(FILE* out) {
 
 int main(int argc, char** argv) {
   std::string in, from, to, report, out;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) fail(a + " needs a value\nTry 'profconv --help'.");
-      return argv[++i];
-    };
-    if (a == "--from") from = value();
-    else if (a == "--to") to = value();
-    else if (a == "--report") report = value();
-    else if (a == "-o") out = value();
-    else if (a == "--help" || a == "-h") {
-      usage(stdout);
-      return EXIT_SUCCESS;
-    } else if (!a.empty() && a[0] == '-' && a != "-") fail("unknown option '" + a + "'\nTry 'profconv --help'.");
-    else if (in.empty()) in = a;
-    else fail("one input file only (got '" + in + "' and '" + a + "')");
+  bool help = false;
+  CLI::App app{"profconv"};
+  app.set_help_flag();  // our own usage text
+  app.add_option("--from", from);
+  app.add_option("--to", to);
+  app.add_option("--report", report);
+  app.add_option("-o", out);
+  app.add_flag("-h,--help", help);
+  app.add_option("input", in);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    fail(std::string(e.what()) + "\nTry 'profconv --help'.");
+  }
+  if (help) {
+    usage(stdout);
+    return EXIT_SUCCESS;
   }
   if (in.empty()) fail("no input file\nTry 'profconv --help'.");
   if (!to.empty() && !report.empty()) fail("--to and --report exclude each other");

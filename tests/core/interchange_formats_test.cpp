@@ -232,3 +232,16 @@ TEST_CASE("speedscope evented output of the worked example matches the vector (F
   REQUIRE(read_speedscope(text, &back, &error));
   CHECK(test::difference(e.profile, back, false) == "");
 }
+
+TEST_CASE("HTML flame graph of the worked example carries its call tree") {
+  auto e = test::worked_example("");
+  e.profile.name = "demo.lua";
+  std::string page = write_html_flame_graph(e.profile);
+  std::size_t a = page.find("<script type=\"application/json\" id=\"data\">");
+  REQUIRE(a != std::string::npos);
+  a = page.find('>', a) + 1;
+  json data = json::parse(page.substr(a, page.find("</script>", a) - a));
+  CHECK(data["title"] == "demo.lua - 1.0 s, 10 samples");
+  CHECK(data["root"] == json::parse(R"({"n":"all (10 samples)","v":10,"c":[
+      {"n":"main","v":10,"c":[{"n":"a","v":7,"c":[{"n":"a","v":4,"c":[]}]},{"n":"b","v":3,"c":[]}]}]})"));
+}

@@ -88,7 +88,7 @@ for _, bad in ipairs({{"--hz 0 x.lua", "--hz: hz must be a number in (0, 100000]
                       {"--clock gpu x.lua", "--clock must be cpu or wall, got 'gpu'"},
                       {"--frobnicate x.lua", "unknown option '--frobnicate'"},
                       {"", "no script given"},
-                      {"--hz", "--hz needs a value"}}) do
+                      {"--hz", "--hz: 1 required TEXT missing"}}) do
   local o, e, c = run(H.luaprof .. " " .. bad[1])
   H.check(c == 1 and e == "luaprof: " .. bad[2] .. "\nTry 'luaprof --help' for the options.\n",
           "luaprof %s: status %s, stderr %s", bad[1], c, e)
