@@ -242,6 +242,8 @@ TEST_CASE("HTML flame graph of the worked example carries its call tree") {
   a = page.find('>', a) + 1;
   json data = json::parse(page.substr(a, page.find("</script>", a) - a));
   CHECK(data["title"] == "demo.lua - 1.0 s, 10 samples");
-  CHECK(data["root"] == json::parse(R"({"n":"all (10 samples)","v":10,"c":[
-      {"n":"main","v":10,"c":[{"n":"a","v":7,"c":[{"n":"a","v":4,"c":[]}]},{"n":"b","v":3,"c":[]}]}]})"));
+  const json want = json::parse(
+      "{\"n\":\"all (10 samples)\",\"v\":10,\"c\":[{\"n\":\"main\",\"v\":10,\"c\":["
+      "{\"n\":\"a\",\"v\":7,\"c\":[{\"n\":\"a\",\"v\":4,\"c\":[]}]},{\"n\":\"b\",\"v\":3,\"c\":[]}]}]}");
+  CHECK(data["root"] == want);
 }
