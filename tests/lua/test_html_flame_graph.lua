@@ -25,7 +25,8 @@ local flags = "--headless --no-sandbox --disable-gpu --disable-quic --no-first-r
               "--disable-component-update --disable-sync --user-data-dir=" .. dir .. "/profile"
 -- The page draws synchronously at load, so --dump-dom sees the frames; `timeout` keeps a
 -- wedged browser from hanging the suite.
-local dom, browser_status = H.run(string.format("timeout 120 %s %s --enable-logging=stderr --v=0 --dump-dom file://%s/fg.html 2>%s/console.txt",
+-- The browser must not inherit the ASan runtime preloaded for the sanitizer build.
+local dom, browser_status = H.run(string.format("env -u LD_PRELOAD -u ASAN_OPTIONS timeout 120 %s %s --enable-logging=stderr --v=0 --dump-dom file://%s/fg.html 2>%s/console.txt",
                                                 chromium, flags, dir, dir))
 H.check(browser_status == 0, "chromium exited with %s", tostring(browser_status))
 local console = io.open(dir .. "/console.txt"):read("a")
