@@ -3,30 +3,19 @@
 #include "scriptprof/hidden_functions.hpp"
 
 #include <algorithm>
-#include <cstdarg>
-#include <cstdio>
 #include <map>
 #include <set>
 
+#include "text_util.hpp"
+
 namespace scriptprof {
 namespace {
-
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  return buf;
-}
 
 // Lua functions print bare, C functions as "strings", as Allegro prints runtime-system code;
 // a function that hidden functions were folded into is prefixed with "... ".
 std::string allegro_name(const Profile& p, FunctionId f, const std::vector<bool>* called_hidden = nullptr) {
   const FunctionInfo& info = p.functions.info(f);
-  std::string s = info.kind == FunctionKind::Native ? "\"" + info.name + "\"" : p.functions.label(f);
-  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::string s = one_line(info.kind == FunctionKind::Native ? "\"" + info.name + "\"" : p.functions.label(f));
   if (called_hidden && (*called_hidden)[f]) s = "... " + s;
   return s;
 }
@@ -39,7 +28,7 @@ HiddenFolding analysed(const Profile& p, const AllegroOptions& o) {
 std::string sample_line(const Profile& p) {
   const double period = static_cast<double>(p.period_ns) / 1e9;
   const double x = static_cast<double>(p.sample_weight()) * period;
-  return format("Sample represents %.1f seconds of %s time (out of a total of %.1f)\n", x,
+  return printf_string("Sample represents %.1f seconds of %s time (out of a total of %.1f)\n", x,
                 p.clock == ClockKind::Wall ? "elapsed" : "processor", x);
 }
 
@@ -51,7 +40,7 @@ std::string allegro_flat_report(const Profile& original, const AllegroOptions& o
   const double period = static_cast<double>(p.period_ns) / 1e9;
   const double n = static_cast<double>(p.sample_weight());
   std::string out = sample_line(p);
-  out += format("Times below %.1f%% will be suppressed.\n\n", o.significance_threshold * 100);
+  out += printf_string("Times below %.1f%% will be suppressed.\n\n", o.significance_threshold * 100);
   out += "    %     %   self  total             self   total  Function\n";
   out += " Time  Cum.   secs   secs    calls ms/call ms/call  name\n";
   std::vector<FunctionId> rows;
@@ -74,10 +63,10 @@ std::string allegro_flat_report(const Profile& original, const AllegroOptions& o
     std::string calls, self_ms, total_ms;
     if (c.calls && *c.calls > 0) {
       calls = std::to_string(*c.calls);
-      self_ms = format("%.0f", 1000.0 * self_s / static_cast<double>(*c.calls));
-      total_ms = format("%.0f", 1000.0 * total_s / static_cast<double>(*c.calls));
+      self_ms = printf_string("%.0f", 1000.0 * self_s / static_cast<double>(*c.calls));
+      total_ms = printf_string("%.0f", 1000.0 * total_s / static_cast<double>(*c.calls));
     }
-    out += format("%5.1f %5.1f %6.1f %6.1f %8s %7s %7s  ", pct, cum, self_s, total_s, calls.c_str(), self_ms.c_str(),
+    out += printf_string("%5.1f %5.1f %6.1f %6.1f %8s %7s %7s  ", pct, cum, self_s, total_s, calls.c_str(), self_ms.c_str(),
                   total_ms.c_str()) + allegro_name(p, f, &folded.called_hidden) + "\n";
   }
   return out;
@@ -89,8 +78,8 @@ std::string allegro_call_graph(const Profile& original, const AllegroOptions& o)
   const double period = static_cast<double>(p.period_ns) / 1e9;
   const double n = static_cast<double>(p.sample_weight());
   std::string out = "Time profile of sampled pc values by function, children, and parents.\n";
-  out += format("Total times below %.1f%% will be suppressed.\n", o.significance_threshold * 100);
-  out += format("Parent and child times less %.1f%% of the node will be suppressed.\n",
+  out += printf_string("Total times below %.1f%% will be suppressed.\n", o.significance_threshold * 100);
+  out += printf_string("Parent and child times less %.1f%% of the node will be suppressed.\n",
                 o.fractional_significance_threshold * 100);
   out += sample_line(p);
   out += "\n     %      %                    Parent\n  self  total    total   local   Function\n"
@@ -160,14 +149,14 @@ std::string allegro_call_graph(const Profile& original, const AllegroOptions& o)
       for (const auto& [other, link] : v) {
         double local = 100.0 * static_cast<double>(link.count) / incl;
         if (local < o.fractional_significance_threshold * 100) continue;
-        s += format("%6s %6s %8.1f %6.1f%c     ", "", "", static_cast<double>(link.count) * period, local,
+        s += printf_string("%6s %6s %8.1f %6.1f%c     ", "", "", static_cast<double>(link.count) * period, local,
                     link.recursive ? 'r' : ' ') +
              (other == kNoFunction ? std::string("...") : allegro_name(p, other, &folded.called_hidden)) + "\n";
       }
       return s;
     };
     out += lines(parents[f], false);
-    out += format("%6.1f %6.1f %8.1f %6.1f    ", 100.0 * static_cast<double>(c.self) / n, 100.0 * incl / n,
+    out += printf_string("%6.1f %6.1f %8.1f %6.1f    ", 100.0 * static_cast<double>(c.self) / n, 100.0 * incl / n,
                   incl * period, 100.0 * static_cast<double>(c.self) / incl) + allegro_name(p, f, &folded.called_hidden) + "\n";
     out += lines(children[f], true);
     out += dashes + "\n";

@@ -6,6 +6,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "text_util.hpp"
+
 namespace scriptprof {
 namespace {
 
@@ -87,13 +89,9 @@ bool read_folded(std::string_view text, Profile* out, std::string* error,
   std::unordered_map<std::string, FunctionId> ids;
   std::vector<FunctionId> frames;
   std::size_t line_no = 0, pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  std::string_view line;
+  while (next_line(text, &pos, &line)) {
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     double count = 0, first = 0;
     std::size_t start = 0, start2 = 0;

@@ -1,22 +1,12 @@
 #include "scriptprof/gprof_report.hpp"
 
 #include <algorithm>
-#include <cstdarg>
-#include <cstdio>
 #include <map>
+
+#include "text_util.hpp"
 
 namespace scriptprof {
 namespace {
-
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  return buf;
-}
 
 // Per-function numbers as gprof defines them (FORMATS.md 2.1, 2.3).
 struct Row {
@@ -108,20 +98,20 @@ std::string gprof_flat_report(const Profile& p) {
   const std::string u = std::string(1, unit.first) + "s/call";
   const double total = static_cast<double>(p.sample_weight() - p.empty_weight()) * period;
   std::string out = "Flat profile:\n";
-  out += format("\nEach sample counts as %g seconds.\n", period);
+  out += printf_string("\nEach sample counts as %g seconds.\n", period);
   if (total <= 0) out += " no time accumulated\n\n";
-  out += format("%5.5s %10.10s %8.8s %8.8s %8.8s %8.8s  %-8.8s\n", "%  ", "cumulative", "self  ", "", "self  ", "total ", "");
-  out += format("%5.5s %9.9s  %8.8s %8.8s %8.8s %8.8s  %-8.8s\n", "time", "seconds", "seconds", "calls", u.c_str(), u.c_str(), "name");
+  out += printf_string("%5.5s %10.10s %8.8s %8.8s %8.8s %8.8s  %-8.8s\n", "%  ", "cumulative", "self  ", "", "self  ", "total ", "");
+  out += printf_string("%5.5s %9.9s  %8.8s %8.8s %8.8s %8.8s  %-8.8s\n", "time", "seconds", "seconds", "calls", u.c_str(), u.c_str(), "name");
   double running = 0;
   for (const Row& r : rows) {
     running += r.self;
-    out += format("%6.2f %9.2f %8.2f", total > 0 ? 100.0 * r.self / total : 0.0, running, r.self);
+    out += printf_string("%6.2f %9.2f %8.2f", total > 0 ? 100.0 * r.self / total : 0.0, running, r.self);
     if (r.nrcalls)
-      out += format(" %8lu %8.2f %8.2f  ", static_cast<unsigned long>(r.nrcalls),
+      out += printf_string(" %8lu %8.2f %8.2f  ", static_cast<unsigned long>(r.nrcalls),
                     unit.second * r.self / static_cast<double>(r.nrcalls),
                     unit.second * (r.self + r.child) / static_cast<double>(r.nrcalls));
     else
-      out += format(" %8.8s %8.8s %8.8s  ", "", "", "");
+      out += printf_string(" %8.8s %8.8s %8.8s  ", "", "", "");
     out += p.functions.label(r.f) + "\n";
   }
   return out;
@@ -178,7 +168,7 @@ std::string gprof_call_graph(const Profile& p) {
 
   std::string out = "\t\t\tCall graph\n\n";
   out += "\ngranularity: each sample hit covers 4 byte(s)";
-  out += ticks > 0 ? format(" for %.2f%% of %.2f seconds\n\n", 100.0 / static_cast<double>(ticks),
+  out += ticks > 0 ? printf_string(" for %.2f%% of %.2f seconds\n\n", 100.0 / static_cast<double>(ticks),
                             static_cast<double>(ticks) * period)
                    : std::string(" no time propagated\n\n");
   out += "index % time    self  children    called     name\n";
@@ -201,27 +191,27 @@ std::string gprof_call_graph(const Profile& p) {
       return a.count > b.count;
     });
     auto self_arc_line = [&] {
-      return format("%6.6s %5.5s %7.7s %7.7s %7lu %7.7s     ", "", "", "", "", static_cast<unsigned long>(self_arc), "") +
+      return printf_string("%6.6s %5.5s %7.7s %7.7s %7lu %7.7s     ", "", "", "", "", static_cast<unsigned long>(self_arc), "") +
              name(f) + "\n";
     };
     if (parents.empty() && self_arc == 0)
-      out += format("%6.6s %5.5s %7.7s %7.7s %7.7s %7.7s     <spontaneous>\n", "", "", "", "", "", "");
+      out += printf_string("%6.6s %5.5s %7.7s %7.7s %7.7s %7.7s     <spontaneous>\n", "", "", "", "", "", "");
     if (self_arc) out += self_arc_line();
     for (const Arc& a : parents)
-      out += format("%6.6s %5.5s %7.2f %7.2f %7lu/%-7lu     ", "", "", a.self, a.child,
+      out += printf_string("%6.6s %5.5s %7.2f %7.2f %7lu/%-7lu     ", "", "", a.self, a.child,
                     static_cast<unsigned long>(a.count), static_cast<unsigned long>(into(f))) + name(a.other) + "\n";
     std::string idx = "[" + std::to_string(index[f]) + "]";
-    out += format("%-6.6s %5.1f %7.2f %7.2f", idx.c_str(), ticks ? 100.0 * (r.self + r.child) / (static_cast<double>(ticks) * period) : 0.0,
+    out += printf_string("%-6.6s %5.1f %7.2f %7.2f", idx.c_str(), ticks ? 100.0 * (r.self + r.child) / (static_cast<double>(ticks) * period) : 0.0,
                   r.self, r.child);
     if (counted && r.nrcalls + r.selfcalls != 0) {
-      out += format(" %7lu", static_cast<unsigned long>(r.nrcalls));
-      out += r.selfcalls ? format("+%-7lu ", static_cast<unsigned long>(r.selfcalls)) : format(" %7.7s ", "");
+      out += printf_string(" %7lu", static_cast<unsigned long>(r.nrcalls));
+      out += r.selfcalls ? printf_string("+%-7lu ", static_cast<unsigned long>(r.selfcalls)) : printf_string(" %7.7s ", "");
     } else {
-      out += format(" %7.7s %7.7s ", "", "");
+      out += printf_string(" %7.7s %7.7s ", "", "");
     }
     out += name(f) + "\n";
     for (const Arc& a : children)
-      out += format("%6.6s %5.5s %7.2f %7.2f %7lu/%-7lu     ", "", "", a.self, a.child,
+      out += printf_string("%6.6s %5.5s %7.2f %7.2f %7lu/%-7lu     ", "", "", a.self, a.child,
                     static_cast<unsigned long>(a.count), static_cast<unsigned long>(into(a.other))) + name(a.other) + "\n";
     if (self_arc) out += self_arc_line();
     out += dashes + "\n";

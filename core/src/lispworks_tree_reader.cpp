@@ -4,6 +4,8 @@
 
 #include "scriptprof/lispworks_tree.hpp"
 
+#include "text_util.hpp"
+
 namespace scriptprof {
 namespace {
 
@@ -100,13 +102,9 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
   std::vector<std::size_t> open;  // open[d] = index of the last node at depth d
 
   std::size_t line_no = 0, pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  std::string_view line;
+  while (next_line(text, &pos, &line)) {
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line_no == 1) {
       if (line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // UTF-8 BOM
       if (line.find("LispWorks Profiler Tree") == std::string_view::npos)

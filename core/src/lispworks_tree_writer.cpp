@@ -3,14 +3,10 @@
 
 #include "scriptprof/lispworks_tree.hpp"
 
+#include "text_util.hpp"
+
 namespace scriptprof {
 namespace {
-
-std::string one_line(std::string s) {
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  std::replace(s.begin(), s.end(), '\r', ' ');
-  return s;
-}
 
 // A non-function node: a Common Lisp string, with \ and " escaped.
 std::string quoted(const std::string& s) {

@@ -5,6 +5,8 @@
 #include "scriptprof/interval_formats.hpp"
 #include "scriptprof/timeline.hpp"
 
+#include "text_util.hpp"
+
 namespace scriptprof {
 
 bool write_lms_csv(const Profile& p, std::string* out, std::string* error) {
@@ -52,13 +54,9 @@ bool read_lms_csv(std::string_view text, Profile* out, std::string* error) {
       out->add_sample(0, stretch_start * 1000, now - stretch_start, stack.data(), stack.size());
     stretch_start = now;
   };
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  std::string_view line;
+  while (next_line(text, &pos, &line)) {
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     std::size_t c1 = line.find(','), c2 = c1 == std::string_view::npos ? c1 : line.find(',', c1 + 1);
     if (c2 == std::string_view::npos) return fail(line_no, "expected \"type,id,value\"");

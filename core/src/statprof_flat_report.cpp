@@ -4,15 +4,10 @@
 
 #include "scriptprof/guile_number_format.hpp"
 
+#include "text_util.hpp"
+
 namespace scriptprof {
 namespace {
-
-// Line-oriented output cannot hold a newline inside a name (FORMATS.md 0.2).
-std::string one_line(std::string s) {
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  std::replace(s.begin(), s.end(), '\r', ' ');
-  return s;
-}
 
 std::string right(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;

@@ -5,6 +5,7 @@
 
 #include "scriptprof/call_stats.hpp"
 #include "scriptprof/guile_number_format.hpp"
+#include "text_util.hpp"
 
 namespace scriptprof {
 namespace {
@@ -19,12 +20,9 @@ std::string footer(const Profile& p) {
 // "name at file:line:0" in Guile's style, else the label.
 std::string tree_label(const Profile& p, FunctionId f, LabelStyle style) {
   const FunctionInfo& info = p.functions.info(f);
-  std::string s = style == LabelStyle::Guile && info.kind == FunctionKind::Script && !info.file.empty()
+  return one_line(style == LabelStyle::Guile && info.kind == FunctionKind::Script && !info.file.empty()
                       ? info.name + " at " + info.file + ":" + std::to_string(info.line) + ":0"
-                      : p.functions.label(f);
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  std::replace(s.begin(), s.end(), '\r', ' ');
-  return s;
+                      : p.functions.label(f));
 }
 
 struct TreeNode {

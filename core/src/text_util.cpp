@@ -1,0 +1,40 @@
+#include "text_util.hpp"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+
+namespace scriptprof {
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  return s;
+}
+
+std::string printf_string(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < static_cast<int>(sizeof buf)) return buf;
+  std::string big(static_cast<std::size_t>(n) + 1, '\0');  // a long name: format again, whole
+  va_start(ap, fmt);
+  std::vsnprintf(big.data(), big.size(), fmt, ap);
+  va_end(ap);
+  big.pop_back();
+  return big;
+}
+
+bool next_line(std::string_view text, std::size_t* pos, std::string_view* line) {
+  if (*pos >= text.size()) return false;
+  std::size_t end = text.find('\n', *pos);
+  if (end == std::string_view::npos) end = text.size();
+  *line = text.substr(*pos, end - *pos);
+  *pos = end + 1;
+  if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
+  return true;
+}
+
+}  // namespace scriptprof

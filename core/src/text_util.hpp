@@ -1,0 +1,17 @@
+// Small text helpers shared by the line-oriented writers and readers (internal to the core).
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace scriptprof {
+
+// A name with LF and CR replaced by spaces: line-oriented formats cannot hold them.
+std::string one_line(std::string s);
+
+// printf into a std::string (the report layouts are specified as printf conversions).
+std::string printf_string(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// The next line of `text` from `*pos` without its LF or a trailing CR; false at the end.
+bool next_line(std::string_view text, std::size_t* pos, std::string_view* line);
+
+}  // namespace scriptprof
