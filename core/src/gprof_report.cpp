@@ -144,10 +144,7 @@ std::string gprof_call_graph(const Profile& p) {
   auto name = [&](FunctionId f) { return p.functions.label(f) + " [" + std::to_string(index[f]) + "]"; };
   // Calls through an arc: exact when counted, else samples through it.
   auto arc_count = [&](FunctionId from, FunctionId to) -> std::uint64_t {
-    if (counted) {
-      auto it = p.arc_calls().find({from, to});
-      return it == p.arc_calls().end() ? 0 : it->second;
-    }
+    if (counted) return p.arc_calls(from, to);
     auto it = arcs.arc.find({from, to});
     return it == arcs.arc.end() ? 0 : it->second;
   };

@@ -61,7 +61,7 @@ void Profile::add_call(FunctionId callee, bool self_call) {
 
 void Profile::add_call(FunctionId callee, FunctionId caller) {
   add_call(callee, caller == callee);
-  if (caller != kNoFunction) ++arc_calls_[{caller, callee}];
+  if (caller != kNoFunction) ++arc_calls_[arc_key(caller, callee)];
 }
 
 void Profile::set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls) {

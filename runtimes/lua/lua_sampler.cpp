@@ -15,6 +15,11 @@ namespace scriptprof::lua {
 namespace {
 
 const char kSamplerKey = 0;  // its address keys the sampler in the registry
+const char kIdCacheKey = 0;  // its address keys the function -> id cache in the registry
+
+// Codes the id cache stores besides FunctionIds.
+constexpr lua_Integer kCachedBoundary = -1;
+constexpr lua_Integer kCachedOwn = -2;
 
 void sampler_hook(lua_State* L, lua_Debug* ar) {
   LuaSampler* s = LuaSampler::of(L);
@@ -111,6 +116,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   armed_ = nullptr;
   current_ = L;
   if (counting_) {
+    reset_id_cache(L);  // ids are per profile
     counting_host_ = {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)};
     lua_sethook(L, sampler_hook, LUA_MASKCALL | (counting_host_.mask & ~LUA_MASKCALL),
                 counting_host_.count);
@@ -399,22 +405,55 @@ void LuaSampler::learn_c_names(lua_State* L) {
 }
 
 // ---- Call counting --------------------------------------------------------------------------
+//
+// Every call passes here, so identity must be cheap: the function object itself keys a
+// weak-keyed table of ids. When a closure is collected its entry goes with it, so a new
+// closure at the same address cannot inherit a stale identity. (No clock reads bracket this
+// work: on these machines a thread CPU clock read is a system call; counting is opt-in time.)
+
+void LuaSampler::reset_id_cache(lua_State* L) {
+  lua_createtable(L, 0, 64);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &kIdCacheKey);
+}
+
+FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
+  lua_getinfo(L, "f", ar);  // the function object
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kIdCacheKey) != LUA_TTABLE) {
+    lua_pop(L, 2);
+    return intern(L, ar, boundary);
+  }
+  lua_pushvalue(L, -2);
+  if (lua_rawget(L, -2) == LUA_TNUMBER) {
+    lua_Integer code = lua_tointeger(L, -1);
+    lua_pop(L, 3);
+    *boundary = code == kCachedBoundary;
+    return code < 0 ? kNoFunction : static_cast<FunctionId>(code);
+  }
+  lua_pop(L, 1);
+  FunctionId id = intern(L, ar, boundary);
+  lua_pushvalue(L, -2);
+  lua_pushinteger(L, *boundary ? kCachedBoundary : id == kNoFunction ? kCachedOwn : static_cast<lua_Integer>(id));
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+  return id;
+}
 
 void LuaSampler::count_call(lua_State* L, lua_Debug* ar) {
-  timer_.enter_profiler();
   bool boundary = false;
-  FunctionId callee = intern(L, ar, &boundary);
-  if (callee != kNoFunction) {
-    // A tail call replaced its caller's frame: the caller is unknown then.
-    FunctionId caller_id = kNoFunction;
-    lua_Debug caller;
-    if (ar->event == LUA_HOOKCALL && lua_getstack(L, 1, &caller)) {
-      bool b = false;
-      caller_id = intern(L, &caller, &b);
-    }
-    profile_->add_call(callee, caller_id);
+  FunctionId callee = cached_id(L, ar, &boundary);
+  if (callee == kNoFunction) return;
+  // A tail call replaced its caller's frame: the caller is unknown then.
+  FunctionId caller_id = kNoFunction;
+  lua_Debug caller;
+  if (ar->event == LUA_HOOKCALL && lua_getstack(L, 1, &caller)) {
+    bool b = false;
+    caller_id = cached_id(L, &caller, &b);
   }
-  timer_.leave_profiler();
+  profile_->add_call(callee, caller_id);
 }
 
 // ---- Coroutines -----------------------------------------------------------------------------

@@ -118,6 +118,8 @@ class LuaSampler {
   void disarm();                                   // normal context, inside critical_
   void take_sample(lua_State* L, bool skip_leaf);
   void count_call(lua_State* L, lua_Debug* ar);
+  FunctionId cached_id(lua_State* L, lua_Debug* ar, bool* boundary);
+  void reset_id_cache(lua_State* L);
   bool walk(lua_State* L, int first_level, std::vector<FunctionId>* leaf_first);
   FunctionId intern(lua_State* L, lua_Debug* ar, bool* boundary);
   void learn_c_names(lua_State* L);

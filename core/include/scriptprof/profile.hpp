@@ -3,7 +3,7 @@
 // however often it recurs there, and the innermost frame gets the self count.
 #pragma once
 #include <cstdint>
-#include <map>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,8 +69,11 @@ class Profile {
   void add_call(FunctionId callee, bool self_call);
   // Records one exact call of `callee` by `caller` (kNoFunction when unknown, e.g. a tail call).
   void add_call(FunctionId callee, FunctionId caller);
-  // Exact calls per (caller, callee) arc.
-  const std::map<std::pair<FunctionId, FunctionId>, std::uint64_t>& arc_calls() const { return arc_calls_; }
+  // Exact calls of `callee` by `caller` (0 when none were seen).
+  std::uint64_t arc_calls(FunctionId caller, FunctionId callee) const {
+    auto it = arc_calls_.find(arc_key(caller, callee));
+    return it == arc_calls_.end() ? 0 : it->second;
+  }
   // Sets a function's call counts outright (readers of saved profiles; nullopt = unknown).
   void set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls = 0);
   // Marks call counting on, so functions never called show 0 rather than unknown.
@@ -101,7 +104,10 @@ class Profile {
   std::uint64_t total_weight_ = 0;
   std::uint64_t empty_weight_ = 0;
   bool calls_counted_ = false;
-  std::map<std::pair<FunctionId, FunctionId>, std::uint64_t> arc_calls_;
+  static std::uint64_t arc_key(FunctionId caller, FunctionId callee) {
+    return (std::uint64_t{caller} << 32) | callee;
+  }
+  std::unordered_map<std::uint64_t, std::uint64_t> arc_calls_;  // caller << 32 | callee -> calls
 };
 
 // Children of a call tree node, Count descending, ties by label bytewise (every tree writer's order).
