@@ -403,17 +403,8 @@ int l_fetch_stacks(lua_State* L) {
   return 1;
 }
 
-// "thread 1: main" for the root node of a process.
-std::string thread_name(const Profile& p, NodeId root) {
-  for (const auto& r : p.tree.roots())
-    if (r.second == root)
-      for (const ThreadInfo& th : p.threads)
-        if (th.id == r.first) return "thread " + std::to_string(th.id) + ": " + th.name;
-  return "thread";
-}
-
 // profiler.fetch_call_tree() -> {total = N, tree, ...}, tree = {name=, count=, self=, child, ...};
-// children by count, descending. Built without recursion: stacks can be 100k frames deep.
+// children by count, descending (ties by label). Built without recursion: stacks can be 100k frames deep.
 int l_fetch_call_tree(lua_State* L) {
   const Profile& p = last_profile(L);
   const CallTree& t = p.tree;
@@ -424,13 +415,6 @@ int l_fetch_call_tree(lua_State* L) {
   lua_createtable(L, static_cast<int>(std::min<std::size_t>(t.size(), INT32_MAX)), 0);
   int tables = lua_gettop(L);  // node id + 1 -> the table standing for it
   bool thread_level = t.roots().size() > 1;
-  std::vector<NodeId> children;
-  auto sorted_children = [&](NodeId n) {
-    children.clear();
-    for (NodeId c = t.node(n).first_child; c != kNoNode; c = t.node(c).next_sibling) children.push_back(c);
-    std::stable_sort(children.begin(), children.end(),
-                     [&](NodeId a, NodeId b) { return t.node(a).count > t.node(b).count; });
-  };
   std::vector<NodeId> todo;
   for (auto it = t.roots().rbegin(); it != t.roots().rend(); ++it) todo.push_back(it->second);
   while (!todo.empty()) {
@@ -445,7 +429,7 @@ int l_fetch_call_tree(lua_State* L) {
     if (node.function != kNoFunction || thread_level) {
       lua_createtable(L, 0, 3);
       std::string name = node.function != kNoFunction ? p.functions.label(node.function)
-                                                      : thread_name(p, n);
+                                                      : thread_label(p, n);
       lua_pushstring(L, name.c_str());
       lua_setfield(L, -2, "name");
       lua_pushinteger(L, static_cast<lua_Integer>(node.count));
@@ -460,7 +444,7 @@ int l_fetch_call_tree(lua_State* L) {
       lua_rawseti(L, tables, static_cast<lua_Integer>(n) + 1);
     }
     lua_settop(L, tables);
-    sorted_children(n);
+    std::vector<NodeId> children = children_by_count(p, n);
     for (auto it = children.rbegin(); it != children.rend(); ++it) todo.push_back(*it);
   }
   lua_settop(L, result);
