@@ -88,40 +88,29 @@ std::string allegro_call_graph(const Profile& original, const AllegroOptions& o)
   // Per function: distinct callers and callees per sample, and whether F recurred there.
   struct Link { std::uint64_t count = 0; bool recursive = false; };
   std::map<FunctionId, std::map<FunctionId, Link>> parents, children;
-  std::vector<std::pair<NodeId, std::vector<FunctionId>>> todo;
-  for (const auto& r : p.tree.roots()) todo.push_back({r.second, {}});
   std::set<std::pair<FunctionId, FunctionId>> ups, downs;
   std::map<FunctionId, int> times;
-  while (!todo.empty()) {
-    auto [node, stack] = std::move(todo.back());
-    todo.pop_back();
-    const CallTreeNode& nd = p.tree.node(node);
-    if (nd.self > 0 && !stack.empty()) {
-      ups.clear();
-      downs.clear();
-      times.clear();
-      for (std::size_t j = 0; j < stack.size(); ++j) {
-        ++times[stack[j]];
-        if (j > 0) ups.insert({stack[j], stack[j - 1]});
-        if (j + 1 < stack.size()) downs.insert({stack[j], stack[j + 1]});
-      }
-      for (const auto& [f, caller] : ups) {
-        Link& l = parents[f][caller];
-        l.count += nd.self;
-        l.recursive = l.recursive || times[f] > 1;
-      }
-      for (const auto& [f, callee] : downs) {
-        Link& l = children[f][callee];
-        l.count += nd.self;
-        l.recursive = l.recursive || times[f] > 1;
-      }
+  for_each_sample_path(p, [&](std::uint32_t, const CallTreeNode& nd, const std::vector<FunctionId>& stack) {
+    if (stack.empty()) return;
+    ups.clear();
+    downs.clear();
+    times.clear();
+    for (std::size_t j = 0; j < stack.size(); ++j) {
+      ++times[stack[j]];
+      if (j > 0) ups.insert({stack[j], stack[j - 1]});
+      if (j + 1 < stack.size()) downs.insert({stack[j], stack[j + 1]});
     }
-    for (NodeId c = nd.first_child; c != kNoNode; c = p.tree.node(c).next_sibling) {
-      std::vector<FunctionId> s = stack;
-      s.push_back(p.tree.node(c).function);
-      todo.push_back({c, std::move(s)});
+    for (const auto& [f, caller] : ups) {
+      Link& l = parents[f][caller];
+      l.count += nd.self;
+      l.recursive = l.recursive || times[f] > 1;
     }
-  }
+    for (const auto& [f, callee] : downs) {
+      Link& l = children[f][callee];
+      l.count += nd.self;
+      l.recursive = l.recursive || times[f] > 1;
+    }
+  });
   std::vector<FunctionId> entries;
   for (FunctionId f = 0; f < p.functions.size(); ++f)
     if (n > 0 && p.counts(f).cumulative > 0 &&

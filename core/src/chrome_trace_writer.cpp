@@ -16,9 +16,8 @@ bool write_chrome_trace(const Profile& p, std::string* out, std::string* error) 
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 1},
                     {"args", {{"name", p.name.empty() ? "scriptprof" : p.name}}}});
   for (std::uint32_t thread : sampled_threads(p)) {
-    std::string name = "thread " + std::to_string(thread);
-    for (const ThreadInfo& t : p.threads)
-      if (t.id == thread && !t.name.empty()) name = t.name;
+    std::string name = thread_name(p, thread);
+    if (name.empty()) name = "thread " + std::to_string(thread);
     const std::int64_t tid = static_cast<std::int64_t>(thread) + 1;  // tid 0 reads as "no thread" in viewers
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
     for (const TimelineEvent& e : thread_timeline(p, thread)) {

@@ -37,29 +37,18 @@ struct ArcStats {
 
 ArcStats arc_stats(const Profile& p) {
   ArcStats a;
-  std::vector<std::pair<NodeId, std::vector<FunctionId>>> todo;
-  for (const auto& r : p.tree.roots()) todo.push_back({r.second, {}});
   std::vector<std::pair<FunctionId, FunctionId>> seen;
-  while (!todo.empty()) {
-    auto [n, stack] = std::move(todo.back());
-    todo.pop_back();
-    const CallTreeNode& node = p.tree.node(n);
-    if (node.self > 0 && stack.size() >= 2) {
-      seen.clear();
-      for (std::size_t j = 0; j + 1 < stack.size(); ++j) seen.emplace_back(stack[j], stack[j + 1]);
-      std::sort(seen.begin(), seen.end());
-      seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-      for (const auto& pc : seen) a.arc[pc] += node.self;
-      std::size_t k = stack.size() - 1;
-      while (k > 0 && stack[k - 1] == stack.back()) --k;
-      if (k > 0) a.arcself[{stack[k - 1], stack.back()}] += node.self;
-    }
-    for (NodeId c = node.first_child; c != kNoNode; c = p.tree.node(c).next_sibling) {
-      std::vector<FunctionId> s = stack;
-      s.push_back(p.tree.node(c).function);
-      todo.push_back({c, std::move(s)});
-    }
-  }
+  for_each_sample_path(p, [&](std::uint32_t, const CallTreeNode& node, const std::vector<FunctionId>& stack) {
+    if (stack.size() < 2) return;
+    seen.clear();
+    for (std::size_t j = 0; j + 1 < stack.size(); ++j) seen.emplace_back(stack[j], stack[j + 1]);
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    for (const auto& pc : seen) a.arc[pc] += node.self;
+    std::size_t k = stack.size() - 1;
+    while (k > 0 && stack[k - 1] == stack.back()) --k;
+    if (k > 0) a.arcself[{stack[k - 1], stack.back()}] += node.self;
+  });
   return a;
 }
 

@@ -99,15 +99,39 @@ std::vector<NodeId> children_by_count(const Profile& p, NodeId node) {
   return out;
 }
 
+std::string thread_name(const Profile& p, std::uint32_t thread) {
+  for (const ThreadInfo& t : p.threads)
+    if (t.id == thread) return t.name;
+  return {};
+}
+
 std::string thread_label(const Profile& p, NodeId root) {
   for (const auto& r : p.tree.roots())
     if (r.second == root) {
-      std::string label = "thread " + std::to_string(r.first);
-      for (const ThreadInfo& t : p.threads)
-        if (t.id == r.first && !t.name.empty()) label += ": " + t.name;
-      return label;
+      std::string name = thread_name(p, r.first);
+      return "thread " + std::to_string(r.first) + (name.empty() ? "" : ": " + name);
     }
   return "thread";
+}
+
+void for_each_sample_path(const Profile& p,
+                          const std::function<void(std::uint32_t, const CallTreeNode&,
+                                                   const std::vector<FunctionId>&)>& visit) {
+  std::vector<FunctionId> path;
+  std::vector<NodeId> todo;
+  for (const auto& [thread, root] : p.tree.roots()) {
+    todo.assign(1, root);
+    while (!todo.empty()) {
+      const CallTreeNode& node = p.tree.node(todo.back());
+      todo.pop_back();
+      path.resize(node.depth > 0 ? node.depth - 1 : 0);  // depth 0 is the process root
+      if (node.function != kNoFunction) path.push_back(node.function);
+      if (node.self > 0) visit(thread, node, path);
+      std::size_t first = todo.size();
+      for (NodeId c = node.first_child; c != kNoNode; c = p.tree.node(c).next_sibling) todo.push_back(c);
+      std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(first), todo.end());  // first-seen child next
+    }
+  }
 }
 
 std::string check_invariants(const Profile& p) {

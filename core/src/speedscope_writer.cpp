@@ -9,6 +9,12 @@
 
 namespace scriptprof {
 
+// "demo.lua main thread": the file's name and the thread's.
+std::string profile_title(const Profile& p, const std::string& name, std::uint32_t thread) {
+  std::string given = thread_name(p, thread);
+  return name + " " + (given.empty() ? "thread " + std::to_string(thread) : given + " thread");
+}
+
 // A frame for speedscope: script functions keep name, file and line apart; everything else is
 // its label.
 nlohmann::json speedscope_frame(const Profile& p, FunctionId f) {
@@ -67,11 +73,8 @@ std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
       weights.push_back(json_number(weight));
       last = leaf;
     }
-    std::string thread_name = "thread " + std::to_string(thread);
-    for (const ThreadInfo& t : p.threads)
-      if (t.id == thread && !t.name.empty()) thread_name = t.name + " thread";
     profiles.push_back({{"type", "sampled"},
-                        {"name", name + " " + thread_name},
+                        {"name", profile_title(p, name, thread)},
                         {"unit", p.clock == ClockKind::Alloc ? "bytes" : "milliseconds"},
                         {"startValue", 0},
                         {"endValue", json_number(total)},
@@ -109,10 +112,7 @@ bool write_speedscope_evented(const Profile& p, std::string* out, std::string* e
       end = std::max(end, at);
       events.push_back({{"type", e.open ? "O" : "C"}, {"frame", e.function}, {"at", json_number(at)}});
     }
-    std::string thread_name = "thread " + std::to_string(thread);
-    for (const ThreadInfo& t : p.threads)
-      if (t.id == thread && !t.name.empty()) thread_name = t.name + " thread";
-    profiles.push_back({{"type", "evented"}, {"name", name + " " + thread_name}, {"unit", "milliseconds"},
+    profiles.push_back({{"type", "evented"}, {"name", profile_title(p, name, thread)}, {"unit", "milliseconds"},
                         {"startValue", 0}, {"endValue", json_number(end)}, {"events", std::move(events)}});
   }
   nlohmann::json file = {{"$schema", "https://www.speedscope.app/file-format-schema.json"},

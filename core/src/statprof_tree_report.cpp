@@ -28,7 +28,6 @@ std::string tree_label(const Profile& p, FunctionId f, LabelStyle style) {
 struct TreeNode {
   std::string label;
   std::uint64_t count = 0;
-  std::size_t first_seen = 0;
   std::map<std::string, std::size_t> index;  // label -> child position
   std::vector<std::size_t> children;         // node ids in first-seen order
 };
@@ -74,42 +73,29 @@ std::vector<Group> collect_cycles(const std::vector<FunctionId>& stack) {
 std::string statprof_tree_report(const Profile& p, LabelStyle style) {
   // Every terminal path of the call tree is a set of identical samples: collapse it once.
   std::vector<TreeNode> nodes(1);  // nodes[0]: the virtual root
-  std::vector<std::pair<NodeId, std::vector<FunctionId>>> todo;
-  for (const auto& r : p.tree.roots()) todo.push_back({r.second, {}});
-  std::size_t seen = 0;
-  while (!todo.empty()) {
-    auto [n, stack] = std::move(todo.back());
-    todo.pop_back();
-    const CallTreeNode& node = p.tree.node(n);
-    if (node.self > 0 && !stack.empty()) {
-      std::size_t at = 0;
-      nodes[0].count += node.self;
-      for (const Group& g : collect_cycles(stack)) {
-        std::string label;
-        for (FunctionId f : g) label += (label.empty() ? "" : ", ") + tree_label(p, f, style);
-        auto it = nodes[at].index.find(label);
-        std::size_t child;
-        if (it == nodes[at].index.end()) {
-          child = nodes.size();
-          nodes[at].index.emplace(label, child);
-          nodes[at].children.push_back(child);
-          TreeNode t;
-          t.label = label;
-          t.first_seen = seen++;
-          nodes.push_back(std::move(t));
-        } else {
-          child = it->second;
-        }
-        nodes[child].count += node.self;
-        at = child;
+  for_each_sample_path(p, [&](std::uint32_t, const CallTreeNode& node, const std::vector<FunctionId>& stack) {
+    if (stack.empty()) return;
+    std::size_t at = 0;
+    nodes[0].count += node.self;
+    for (const Group& g : collect_cycles(stack)) {
+      std::string label;
+      for (FunctionId f : g) label += (label.empty() ? "" : ", ") + tree_label(p, f, style);
+      auto it = nodes[at].index.find(label);
+      std::size_t child;
+      if (it == nodes[at].index.end()) {
+        child = nodes.size();
+        nodes[at].index.emplace(label, child);
+        nodes[at].children.push_back(child);
+        TreeNode t;
+        t.label = label;
+        nodes.push_back(std::move(t));
+      } else {
+        child = it->second;
       }
+      nodes[child].count += node.self;
+      at = child;
     }
-    for (NodeId c = node.first_child; c != kNoNode; c = p.tree.node(c).next_sibling) {
-      std::vector<FunctionId> s = stack;
-      s.push_back(p.tree.node(c).function);
-      todo.push_back({c, std::move(s)});
-    }
-  }
+  });
   std::string out;
   const double total = static_cast<double>(p.sample_weight());
   // Depth-first, children by count descending, ties by label (FORMATS.md 1.5, ours).

@@ -3,6 +3,7 @@
 // however often it recurs there, and the innermost frame gets the self count.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <optional>
 #include <string>
@@ -115,6 +116,16 @@ std::vector<NodeId> children_by_count(const Profile& profile, NodeId node);
 
 // "thread 1: main" for a process root node.
 std::string thread_label(const Profile& profile, NodeId root);
+
+// The name given to a thread (empty when it has none).
+std::string thread_name(const Profile& profile, std::uint32_t thread);
+
+// Visits every call tree node that ends samples (self > 0), in pre-order, with its thread and its
+// root-first stack (empty for samples outside any function). One path is reused and nothing
+// recurses, so 100k-frame stacks cost their size, not its square.
+void for_each_sample_path(const Profile& profile,
+                          const std::function<void(std::uint32_t thread, const CallTreeNode& node,
+                                                   const std::vector<FunctionId>& stack)>& visit);
 
 // Checks the invariants every profile must satisfy (DESIGN.md): sum of self = samples with
 // frames, self <= cumulative <= samples, tree root counts = sample weight.
