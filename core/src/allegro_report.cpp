@@ -22,12 +22,31 @@ std::string allegro_name(const Profile& p, FunctionId f, const std::vector<bool>
 
 // The profile the reports analyse: hidden functions folded away first (FORMATS.md 3.3).
 HiddenFolding analysed(const Profile& p, const AllegroOptions& o) {
-  return fold_hidden(p, [&](FunctionId f) { return named_in(p, f, o.hidden); });
+  return fold_hidden(p, [&](FunctionId f) {
+    return named_in(p, f, o.hidden) || in_package(p, f, o.hidden_packages);
+  });
 }
 
-std::string sample_line(const Profile& p) {
-  const double period = static_cast<double>(p.period_ns) / 1e9;
-  const double x = static_cast<double>(p.sample_weight()) * period;
+// What the numbers mean: seconds of processor (or elapsed) time, or Kbytes allocated (FORMATS.md
+// 3.1 space variant).
+struct Units {
+  bool space;
+  double scale;            // one unit of sample weight in seconds or Kbytes
+  const char* word;        // "Time" / "Mem."
+  const char* amount;      // "secs" / "Kbyte"
+  const char* per_call;    // "ms/call" / "by/call"
+  double per_call_scale;   // seconds -> ms, Kbytes -> bytes
+  const char* value_fmt;   // seconds keep a decimal, Kbytes print whole
+};
+
+Units units_of(const Profile& p) {
+  if (p.clock == ClockKind::Alloc) return {true, 1.0 / 1024.0, "Mem.", "Kbyte", "by/call", 1024.0, "%6.0f"};
+  return {false, static_cast<double>(p.period_ns) / 1e9, "Time", "secs", "ms/call", 1000.0, "%6.1f"};
+}
+
+std::string sample_line(const Profile& p, const Units& u) {
+  const double x = static_cast<double>(p.sample_weight()) * u.scale;
+  if (u.space) return printf_string("Sample represents %.1f Kbytes of space allocated (out of a total of %.1f)\n", x, x);
   return printf_string("Sample represents %.1f seconds of %s time (out of a total of %.1f)\n", x,
                 p.clock == ClockKind::Wall ? "elapsed" : "processor", x);
 }
@@ -37,12 +56,13 @@ std::string sample_line(const Profile& p) {
 std::string allegro_flat_report(const Profile& original, const AllegroOptions& o) {
   const HiddenFolding folded = analysed(original, o);
   const Profile& p = folded.profile;
-  const double period = static_cast<double>(p.period_ns) / 1e9;
+  const Units u = units_of(p);
   const double n = static_cast<double>(p.sample_weight());
-  std::string out = sample_line(p);
-  out += printf_string("Times below %.1f%% will be suppressed.\n\n", o.significance_threshold * 100);
+  std::string out = sample_line(p, u);
+  out += printf_string("%s below %.1f%% will be suppressed.\n\n", u.space ? "Mem.s" : "Times",
+                       o.significance_threshold * 100);
   out += "    %     %   self  total             self   total  Function\n";
-  out += " Time  Cum.   secs   secs    calls ms/call ms/call  name\n";
+  out += printf_string(" %s  Cum. %6s %6s    calls %7s %7s  name\n", u.word, u.amount, u.amount, u.per_call, u.per_call);
   std::vector<FunctionId> rows;
   for (FunctionId f = 0; f < p.functions.size(); ++f)
     if (n > 0 && 100.0 * static_cast<double>(p.counts(f).self) / n >= o.significance_threshold * 100 &&
@@ -59,15 +79,17 @@ std::string allegro_flat_report(const Profile& original, const AllegroOptions& o
     const FunctionCounts& c = p.counts(f);
     double pct = 100.0 * static_cast<double>(c.self) / n;
     cum += pct;
-    double self_s = static_cast<double>(c.self) * period, total_s = static_cast<double>(c.cumulative) * period;
-    std::string calls, self_ms, total_ms;
+    double self_v = static_cast<double>(c.self) * u.scale, total_v = static_cast<double>(c.cumulative) * u.scale;
+    std::string calls, self_per, total_per;
     if (c.calls && *c.calls > 0) {
       calls = std::to_string(*c.calls);
-      self_ms = printf_string("%.0f", 1000.0 * self_s / static_cast<double>(*c.calls));
-      total_ms = printf_string("%.0f", 1000.0 * total_s / static_cast<double>(*c.calls));
+      self_per = printf_string("%.0f", u.per_call_scale * self_v / static_cast<double>(*c.calls));
+      total_per = printf_string("%.0f", u.per_call_scale * total_v / static_cast<double>(*c.calls));
     }
-    out += printf_string("%5.1f %5.1f %6.1f %6.1f %8s %7s %7s  ", pct, cum, self_s, total_s, calls.c_str(), self_ms.c_str(),
-                  total_ms.c_str()) + allegro_name(p, f, &folded.called_hidden) + "\n";
+    out += printf_string("%5.1f %5.1f ", pct, cum) + printf_string(u.value_fmt, self_v) + " " +
+           printf_string(u.value_fmt, total_v) +
+           printf_string(" %8s %7s %7s  ", calls.c_str(), self_per.c_str(), total_per.c_str()) +
+           allegro_name(p, f, &folded.called_hidden) + "\n";
   }
   return out;
 }
@@ -75,15 +97,18 @@ std::string allegro_flat_report(const Profile& original, const AllegroOptions& o
 std::string allegro_call_graph(const Profile& original, const AllegroOptions& o) {
   const HiddenFolding folded = analysed(original, o);
   const Profile& p = folded.profile;
-  const double period = static_cast<double>(p.period_ns) / 1e9;
+  const Units u = units_of(p);
+  const double period = u.scale;
   const double n = static_cast<double>(p.sample_weight());
-  std::string out = "Time profile of sampled pc values by function, children, and parents.\n";
+  // The space variant drops the first line and speaks of mem.s (FORMATS.md 3.2).
+  std::string out = u.space ? "" : "Time profile of sampled pc values by function, children, and parents.\n";
   out += printf_string("Total times below %.1f%% will be suppressed.\n", o.significance_threshold * 100);
-  out += printf_string("Parent and child times less %.1f%% of the node will be suppressed.\n",
-                o.fractional_significance_threshold * 100);
-  out += sample_line(p);
-  out += "\n     %      %                    Parent\n  self  total    total   local   Function\n"
-         "  Time   Time     secs       %     Child\n\n";
+  out += printf_string("Parent and child %s less %.1f%% of the node will be suppressed.\n",
+                       u.space ? "mem.s" : "times", o.fractional_significance_threshold * 100);
+  out += sample_line(p, u);
+  out += printf_string("\n     %%      %%                    Parent\n  self  total    total   local   Function\n"
+                       "  %s   %s    %5s       %%     Child\n\n", u.word, u.word, u.amount);
+  const char* amount_fmt = u.space ? "%8.0f" : "%8.1f";
 
   // Per function: distinct callers and callees per sample, and whether F recurred there.
   struct Link { std::uint64_t count = 0; bool recursive = false; };
@@ -138,15 +163,17 @@ std::string allegro_call_graph(const Profile& original, const AllegroOptions& o)
       for (const auto& [other, link] : v) {
         double local = 100.0 * static_cast<double>(link.count) / incl;
         if (local < o.fractional_significance_threshold * 100) continue;
-        s += printf_string("%6s %6s %8.1f %6.1f%c     ", "", "", static_cast<double>(link.count) * period, local,
-                    link.recursive ? 'r' : ' ') +
+        s += printf_string("%6s %6s ", "", "") + printf_string(amount_fmt, static_cast<double>(link.count) * period) +
+             printf_string(" %6.1f%c     ", local, link.recursive ? 'r' : ' ') +
              (other == kNoFunction ? std::string("...") : allegro_name(p, other, &folded.called_hidden)) + "\n";
       }
       return s;
     };
     out += lines(parents[f], false);
-    out += printf_string("%6.1f %6.1f %8.1f %6.1f    ", 100.0 * static_cast<double>(c.self) / n, 100.0 * incl / n,
-                  incl * period, 100.0 * static_cast<double>(c.self) / incl) + allegro_name(p, f, &folded.called_hidden) + "\n";
+    out += printf_string("%6.1f %6.1f ", 100.0 * static_cast<double>(c.self) / n, 100.0 * incl / n) +
+           printf_string(amount_fmt, incl * period) +
+           printf_string(" %6.1f    ", 100.0 * static_cast<double>(c.self) / incl) +
+           allegro_name(p, f, &folded.called_hidden) + "\n";
     out += lines(children[f], true);
     out += dashes + "\n";
   }

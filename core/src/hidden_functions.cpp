@@ -11,6 +11,16 @@ bool named_in(const Profile& p, FunctionId f, const std::vector<std::string>& na
          std::find(names.begin(), names.end(), label) != names.end();
 }
 
+bool in_package(const Profile& p, FunctionId f, const std::vector<std::string>& prefixes) {
+  const FunctionInfo& info = p.functions.info(f);
+  for (const std::string& prefix : prefixes) {
+    if (prefix.empty()) continue;
+    if (info.file.compare(0, prefix.size(), prefix) == 0 || info.name.compare(0, prefix.size(), prefix) == 0)
+      return true;
+  }
+  return false;
+}
+
 HiddenFolding fold_hidden(const Profile& p, const std::function<bool(FunctionId)>& hidden) {
   HiddenFolding out;
   Profile& q = out.profile;

@@ -28,7 +28,7 @@ void Profile::add_thread(std::uint32_t id, std::string thread_name) {
 }
 
 NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
-                         const FunctionId* frames, std::size_t n) {
+                         const FunctionId* frames, std::size_t n, const int* lines) {
   total_weight_ += weight;
   NodeId leaf = tree.add_path(thread, frames, n, weight);
   if (keep_samples) samples.push_back({leaf, thread, weight, t_ns});
@@ -39,6 +39,7 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
   // A fresh stamp per sample makes "once per stack" O(depth) with no per-sample set.
   if (++stamp_ == 0) {
     std::fill(seen_stamp_.begin(), seen_stamp_.end(), 0);
+    for (auto& entry : lines_) entry.second.stamp = 0;
     stamp_ = 1;
   }
   for (std::size_t i = 0; i < n; ++i) {
@@ -50,7 +51,26 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
     }
   }
   counts_[frames[n - 1]].self += weight;
+  if (lines) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (lines[i] <= 0) continue;
+      LineEntry& e = lines_[(std::uint64_t{frames[i]} << 32) | static_cast<std::uint32_t>(lines[i])];
+      if (e.stamp != stamp_) {  // recursion on the same line counts once per stack
+        e.stamp = stamp_;
+        e.counts.cumulative += weight;
+      }
+    }
+    if (lines[n - 1] > 0)
+      lines_[(std::uint64_t{frames[n - 1]} << 32) | static_cast<std::uint32_t>(lines[n - 1])].counts.self += weight;
+  }
   return leaf;
+}
+
+std::map<int, LineCounts> Profile::line_counts(FunctionId f) const {
+  std::map<int, LineCounts> out;
+  for (const auto& [key, e] : lines_)
+    if ((key >> 32) == f) out[static_cast<int>(key & 0xffffffffu)] = e.counts;
+  return out;
 }
 
 void Profile::add_call(FunctionId callee, bool self_call) {
@@ -80,6 +100,7 @@ void Profile::clear() {
   total_weight_ = 0;
   empty_weight_ = 0;
   arc_calls_.clear();
+  lines_.clear();
   total_seconds = 0.0;
   gc_seconds = 0.0;
   health = SamplerHealth{};

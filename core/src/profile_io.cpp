@@ -71,6 +71,10 @@ bool render_report(const Profile& p, std::string_view style, std::string* out, s
     *out = allegro_flat_report(p, options.allegro);
   } else if (style == "allegro-callgraph") {
     *out = allegro_call_graph(p, options.allegro);
+  } else if ((style == "gprof" || style == "gprof-callgraph") && p.clock == ClockKind::Alloc) {
+    *error = "report style '" + std::string(style) +
+             "' shows time; for a space profile use flat, tree, allegro or allegro-callgraph";
+    return false;
   } else if (style == "gprof") {
     *out = gprof_flat_report(p);
   } else if (style == "gprof-callgraph") {

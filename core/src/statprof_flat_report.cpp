@@ -22,8 +22,29 @@ std::string report_label(const Profile& p, FunctionId f, LabelStyle style) {
   return one_line(p.functions.label(f));
 }
 
+// A space profile in the statprof layout: the columns are Kbytes allocated, not seconds, and the
+// header and footer say so.
+static std::string space_flat_report(const Profile& p, const FlatReportOptions& opt) {
+  const bool counting = p.calls_counted();
+  std::string out = "%     cumulative   self             \n";
+  out += counting ? "space    Kbytes     Kbytes   calls   procedure\n" : "space    Kbytes     Kbytes  procedure\n";
+  for (const CallStats& s : compute_call_stats(p, opt.cumulative)) {
+    out += guile_fixed(std::max(0.0, s.pct_time), 6, 2) + " " +
+           guile_fixed(static_cast<double>(s.cum_samples) / 1024.0, 9, 2) + " " +
+           guile_fixed(static_cast<double>(s.self_samples) / 1024.0, 9, 2);
+    if (counting && s.calls) out += " " + right(std::to_string(*s.calls), 7) + "  ";
+    else out += counting ? std::string(10, ' ') : "  ";
+    out += report_label(p, s.function, opt.labels) + "\n";
+  }
+  out += "---\n";
+  if (p.health.samples_taken > 0) out += "Sample count: " + std::to_string(p.health.samples_taken) + "\n";
+  out += printf_string("Total allocated: %.2f Kbytes (sampled)\n", static_cast<double>(p.sample_weight()) / 1024.0);
+  return out;
+}
+
 std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt) {
   if (p.sample_weight() == 0) return "No samples recorded.\n";
+  if (p.clock == ClockKind::Alloc) return space_flat_report(p, opt);
   const bool counting = p.calls_counted();
   const bool guile2 = opt.layout == FlatLayout::Guile2;
   std::string out;

@@ -12,6 +12,7 @@ struct AllegroOptions {
   double significance_threshold = 0.01;             // rows/entries below 1% of the time go
   double fractional_significance_threshold = 0.02;  // parent/child lines below 2% of the node go
   std::vector<std::string> hidden;                  // function names or labels folded into callers
+  std::vector<std::string> hidden_packages;         // source or name prefixes ("lib/", "string.")
 };
 
 std::string allegro_flat_report(const Profile& profile, const AllegroOptions& options = {});

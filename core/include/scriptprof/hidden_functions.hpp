@@ -21,5 +21,8 @@ HiddenFolding fold_hidden(const Profile& profile, const std::function<bool(Funct
 
 // Whether a function's name or label is in `names`.
 bool named_in(const Profile& profile, FunctionId f, const std::vector<std::string>& names);
+// Whether a function's source file or name starts with one of `prefixes` (a "package": a
+// directory, a module file, or a library such as "string.").
+bool in_package(const Profile& profile, FunctionId f, const std::vector<std::string>& prefixes);
 
 }  // namespace scriptprof

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <unordered_map>
 #include <optional>
 #include <string>
@@ -44,6 +45,14 @@ struct SamplerHealth {
   std::uint64_t samples_taken = 0;   // stacks walked (each may carry several ticks)
   std::uint64_t ticks_merged = 0;    // ticks folded into a later sample's weight
   std::uint64_t dropped = 0;         // ticks that produced no sample
+  std::uint64_t excluded = 0;        // ticks while an excluded process ran (not collected)
+  bool limit_reached = false;        // max_samples stopped the collection
+};
+
+// Samples per source line of one function (the analogue of Allegro's disassemble-profile).
+struct LineCounts {
+  std::uint64_t self = 0;        // weight of samples executing this line in the innermost frame
+  std::uint64_t cumulative = 0;  // weight of samples with the function on this line anywhere
 };
 
 class Profile {
@@ -63,9 +72,12 @@ class Profile {
   std::vector<SampleRecord> samples;   // only when keep_samples
 
   // Records one sample; `frames` is root-first. An empty stack counts toward the total only.
+  // `lines`, when given, holds the current line of each frame (<= 0: unknown).
   // Returns the call tree node of the sample's leaf.
   NodeId add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
-                  const FunctionId* frames, std::size_t n);
+                    const FunctionId* frames, std::size_t n, const int* lines = nullptr);
+  // Per-line samples of `f`, by line number (empty when no lines were recorded).
+  std::map<int, LineCounts> line_counts(FunctionId f) const;
   // Records one exact call of `callee`; `self_call` when its caller is the same function.
   void add_call(FunctionId callee, bool self_call);
   // Records one exact call of `callee` by `caller` (kNoFunction when unknown, e.g. a tail call).
@@ -109,6 +121,11 @@ class Profile {
     return (std::uint64_t{caller} << 32) | callee;
   }
   std::unordered_map<std::uint64_t, std::uint64_t> arc_calls_;  // caller << 32 | callee -> calls
+  struct LineEntry {
+    LineCounts counts;
+    std::uint32_t stamp = 0;  // last sample that counted it cumulatively
+  };
+  std::unordered_map<std::uint64_t, LineEntry> lines_;  // function << 32 | line
 };
 
 // Children of a call tree node, Count descending, ties by label bytewise (every tree writer's order).
