@@ -1,7 +1,10 @@
 // Space profiles (Allegro's Kbytes variants, statprof layout) and per-line attribution.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "scriptprof/allegro_report.hpp"
+#include "scriptprof/allocation_countdown.hpp"
 #include "scriptprof/annotated_source.hpp"
 #include "scriptprof/hidden_functions.hpp"
 #include "scriptprof/profile_io.hpp"
@@ -122,4 +125,49 @@ TEST_CASE("annotated source shows each line of the function with its share") {
                "  25.00    25.00      4    return fib(n-1) + fib(n-2)\n");
   // Without the text, only the sampled lines.
   CHECK(annotated_source(p, f, {}).find("      3  \n") != std::string::npos);
+}
+
+TEST_CASE("allocation countdown - weights add up to the bytes and follow the sizes") {
+  AllocationCountdown none(0);
+  CHECK(none.allocate(1 << 20) == 0);
+
+  // 64-byte and 4096-byte allocations interleaved 1:1; the big ones hold 64/65 of the bytes.
+  AllocationCountdown c(8192, 42);
+  std::uint64_t total = 0, weight_small = 0, weight_big = 0, samples = 0;
+  for (int i = 0; i < 200000; ++i) {
+    std::uint64_t size = i % 2 ? 4096 : 64;
+    total += size;
+    std::uint64_t w = c.allocate(size);
+    if (w) ++samples;
+    (size == 64 ? weight_small : weight_big) += w;
+  }
+  CHECK(weight_small + weight_big + c.unsampled_bytes() == total);  // nothing lost, nothing made up
+  double share_big = static_cast<double>(weight_big) / static_cast<double>(weight_small + weight_big);
+  CHECK(share_big == Approx(4096.0 / 4160.0).margin(0.01));
+  // An allocation is sampled when it holds at least one point: 1 - exp(-size/mean) of them.
+  double expected = 100000 * (1 - std::exp(-64.0 / 8192)) + 100000 * (1 - std::exp(-4096.0 / 8192));
+  CHECK(static_cast<double>(samples) == Approx(expected).epsilon(0.03));
+
+  // One huge allocation is one sample, in O(1), carrying (nearly) all of its bytes.
+  AllocationCountdown huge(64, 7);
+  std::uint64_t w = huge.allocate(std::uint64_t{1} << 40);
+  CHECK(w + huge.unsampled_bytes() == std::uint64_t{1} << 40);
+  CHECK(huge.unsampled_bytes() < 64 * 50);
+}
+
+TEST_CASE("allocation countdown - a fixed-period loop cannot alias with the sample points") {
+  // Allocations of 100 bytes at positions 0..9 of a loop, one of them 10x bigger; with a fixed
+  // interval equal to the loop's 1900 bytes one position would take every sample.
+  AllocationCountdown c(1900, 3);
+  std::uint64_t by_position[10] = {};
+  for (int i = 0; i < 500000; ++i) {
+    int pos = i % 10;
+    by_position[pos] += c.allocate(pos == 3 ? 1000 : 100);
+  }
+  std::uint64_t sum = 0;
+  for (auto w : by_position) sum += w;
+  double big = static_cast<double>(by_position[3]) / static_cast<double>(sum);
+  CHECK(big == Approx(1000.0 / 1900.0).margin(0.02));
+  for (int pos = 0; pos < 10; ++pos)
+    if (pos != 3) CHECK(static_cast<double>(by_position[pos]) / static_cast<double>(sum) == Approx(100.0 / 1900.0).margin(0.01));
 }
