@@ -20,7 +20,9 @@ extern "C" {
 }
 
 #include "lua_attach.hpp"
+#include "lua_source_text.hpp"
 #include "profiler_module.hpp"
+#include "scriptprof/annotated_source.hpp"
 #include "scriptprof/atomic_file.hpp"
 #include "scriptprof/profile_io.hpp"
 #include "scriptprof/statprof_flat_report.hpp"
@@ -38,16 +40,19 @@ struct Options {
   std::string style = "flat";
   std::string output;       // -o FILE: the profile in `format`
   std::string format;
+  std::vector<std::string> annotate;  // functions whose source to print with per-line shares
+  scriptprof::ReportOptions report;   // hidden functions and packages
   int script = 0;           // argv index of the script
 };
 
 struct Run {
-  std::string style = "flat";
-  std::string output, format;
+  const Options* options = nullptr;
   lua_State* L = nullptr;
   LuaSampler* sampler = nullptr;
-  std::shared_ptr<scriptprof::Profile> profile;
-  std::string report_file;
+  // The run's profiles (time, gc, space: those asked for), held here because os.exit(code, true)
+  // closes the state, and the sampler with it, before the report is printed.
+  std::vector<std::pair<scriptprof::lua::SampleKind, std::shared_ptr<scriptprof::Profile>>> profiles;
+  std::vector<std::string> sources;  // per function id: the chunk's source name (annotate)
   bool reported = false;
 };
 Run g_run;  // one run per process; atexit needs it (os.exit skips main's epilogue)
@@ -60,8 +65,17 @@ void usage(FILE* out) {
       "  --clock cpu|wall  time the script runs on a CPU (default) or elapsed time\n"
       "  --calls           count every call exactly (slower)\n"
       "  --full-stacks     keep every sample, not only the call tree\n"
+      "  --gc              also sample the stack after every garbage collection (statprof's gcprof)\n"
+      "  --alloc BYTES     also sample the stack every BYTES allocated on average (space profile)\n"
+      "                    (with --gc or --alloc, time is sampled only if --hz is given)\n"
+      "  --max-samples N   stop collecting after N samples per profile (default 100000, 0: no bound)\n"
+      "  --interpret-closures  keep closures of one function apart\n"
+      "  --annotate NAME   print NAME's source with the share of samples on each line (repeatable)\n"
+      "  --hide NAME       fold NAME into its callers in the allegro styles (repeatable)\n"
+      "  --hide-package P  fold functions whose file or name starts with P (repeatable)\n"
       "  --report FILE     write the report to FILE instead of standard output\n"
-      "  --style NAME      the report: flat (default), flat-guile2, tree, anomalies\n"
+      "  --style NAME      the report: flat (default), flat-guile2, tree, anomalies, gprof,\n"
+      "                    gprof-callgraph, allegro, allegro-callgraph, call-counts\n"
       "  -o FILE           also write the profile to FILE in --format (guessed from .tree, .folded,\n"
       "                    .speedscope.json, .pb.gz)\n"
       "  --format NAME     lispworks, folded, speedscope, chrome, pprof, html, sampler or lms\n"
@@ -82,12 +96,19 @@ Options parse_options(int argc, char** argv) {
   CLI::App app{"luaprof"};
   app.prefix_command();
   app.set_help_flag();  // our own usage text below
-  std::string hz, clock;
-  bool help = false, version = false;
+  std::string hz, clock, alloc, max_samples;
+  bool help = false, version = false, gc = false;
   app.add_option("--hz", hz);
   app.add_option("--clock", clock);
   app.add_flag("--calls", o.sampler.count_calls);
   app.add_flag("--full-stacks", o.sampler.full_stacks);
+  app.add_flag("--gc", gc);
+  app.add_option("--alloc", alloc);
+  app.add_option("--max-samples", max_samples);
+  app.add_flag("--interpret-closures", o.sampler.interpret_closures);
+  app.add_option("--annotate", o.annotate);
+  app.add_option("--hide", o.report.allegro.hidden);
+  app.add_option("--hide-package", o.report.allegro.hidden_packages);
   app.add_option("--report", o.report_file);
   app.add_option("--style", o.style);
   app.add_option("-o", o.output);
@@ -121,6 +142,18 @@ Options parse_options(int argc, char** argv) {
     if (end == hz.c_str() || *end != '\0' || errno == ERANGE) bad_usage("--hz: '" + hz + "' is not a number");
     if (!scriptprof::lua::parse_hz(v, &o.sampler.period_ns, &error)) bad_usage("--hz: " + error);
   }
+  auto count = [&](const std::string& text, const char* option, std::uint64_t min) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || text[0] == '-' || end == text.c_str() || *end != '\0' || errno == ERANGE || v < min)
+      bad_usage(std::string(option) + ": '" + text + "' is not an integer >= " + std::to_string(min));
+    return static_cast<std::uint64_t>(v);
+  };
+  o.sampler.gc_samples = gc;
+  if (!alloc.empty()) o.sampler.alloc_bytes = count(alloc, "--alloc", 1);
+  if (!max_samples.empty()) o.sampler.max_samples = count(max_samples, "--max-samples", 0);
+  if ((gc || !alloc.empty()) && hz.empty()) o.sampler.sample_time = false;
   if (clock == "wall") o.sampler.clock = scriptprof::TimerClock::Wall;
   else if (!clock.empty() && clock != "cpu") bad_usage("--clock must be cpu or wall, got '" + clock + "'");
   {
@@ -154,25 +187,58 @@ Options parse_options(int argc, char** argv) {
   return o;
 }
 
-// Stops the profiler (if the state still runs) and prints the report, once.
+// The source lines of function `f` for --annotate (empty when they cannot be read).
+std::vector<std::string> annotate_source(const scriptprof::Profile& p, scriptprof::FunctionId f) {
+  std::string source = f < g_run.sources.size() ? g_run.sources[f] : "";
+  if (source.empty()) source = "@" + p.functions.info(f).file;
+  std::vector<std::string> lines;
+  std::string error;
+  scriptprof::lua::source_lines(source, &lines, &error);
+  return lines;
+}
+
+// Stops the profiler (if the state still runs) and prints the reports, once: one per profile
+// asked for, each saying what its numbers mean when there are several.
 void finish_report() {
-  if (g_run.reported || !g_run.profile) return;
+  if (g_run.reported || g_run.profiles.empty()) return;
   g_run.reported = true;
-  if (g_run.sampler) g_run.sampler->stop();
+  const Options& o = *g_run.options;
+  if (g_run.sampler) {
+    g_run.sampler->stop();
+    for (scriptprof::FunctionId f = 0; f < g_run.profiles[0].second->functions.size(); ++f) {
+      const std::string* src = g_run.sampler->source_of(f);
+      g_run.sources.push_back(src ? *src : "");
+    }
+  }
   std::fflush(stdout);
   std::string text, error;
-  scriptprof::render_report(*g_run.profile, g_run.style, &text, &error);  // checked at start
-  if (!g_run.output.empty()) {
+  static const char* const titles[] = {"time", "garbage collections (a sample after each)",
+                                       "space (bytes allocated)"};
+  for (const auto& [kind, profile] : g_run.profiles) {
+    std::string one;
+    if (!scriptprof::render_report(*profile, o.style, &one, &error, o.report)) one = error + "\n";
+    if (g_run.profiles.size() > 1) text += "== " + std::string(titles[static_cast<int>(kind)]) + " ==\n";
+    text += one;
+    for (const std::string& name : o.annotate)
+      for (scriptprof::FunctionId f = 0; f < profile->functions.size(); ++f)
+        if (profile->counts(f).cumulative > 0 &&
+            (profile->functions.info(f).name == name || profile->functions.label(f) == name))
+          text += "\n" + scriptprof::annotated_source(*profile, f, annotate_source(*profile, f));
+    if (profile->health.limit_reached)
+      std::fprintf(stderr, "luaprof: max_samples (%llu) reached: collection stopped early\n",
+                   static_cast<unsigned long long>(o.sampler.max_samples));
+  }
+  if (!o.output.empty()) {
     std::string file;
-    if (!scriptprof::render_format(*g_run.profile, g_run.format, &file, &error) ||
-        !scriptprof::write_file_atomically(g_run.output, file, &error))
+    if (!scriptprof::render_format(*g_run.profiles[0].second, o.format, &file, &error) ||
+        !scriptprof::write_file_atomically(o.output, file, &error))
       std::fprintf(stderr, "luaprof: %s\n", error.c_str());
   }
-  if (g_run.report_file.empty()) {
+  if (o.report_file.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   } else {
-    if (!scriptprof::write_file_atomically(g_run.report_file, text, &error))
+    if (!scriptprof::write_file_atomically(o.report_file, text, &error))
       std::fprintf(stderr, "luaprof: %s\n", error.c_str());
   }
 }
@@ -299,12 +365,18 @@ int protected_main(lua_State* L) {
     for (int i = 1; i <= n; ++i) lua_pushstring(L, a->argv[script + i]);
     g_run.sampler = scriptprof::lua::attach_sampler(L);
     g_run.sampler->add_boundary(protected_main);
-    g_run.profile = g_run.sampler->shared_profile();
-    g_run.profile->name = a->argv[script];
     watch_state_close(L);
     std::string error;
     if (!g_run.sampler->start(L, a->options->sampler, &error))
       return luaL_error(L, "cannot start the profiler: %s", error.c_str());
+    using scriptprof::lua::SampleKind;
+    const auto& st = a->options->sampler;
+    for (SampleKind k : {SampleKind::Time, SampleKind::Gc, SampleKind::Space})
+      if ((k == SampleKind::Time && g_run.sampler->primary_kind() == SampleKind::Time) ||
+          (k == SampleKind::Gc && st.gc_samples) || (k == SampleKind::Space && st.alloc_bytes)) {
+        g_run.profiles.emplace_back(k, g_run.sampler->shared_profile(k));
+        g_run.profiles.back().second->name = a->argv[script];
+      }
     status = docall(L, n, LUA_MULTRET);
     g_run.sampler->stop();
   }
@@ -317,11 +389,9 @@ int protected_main(lua_State* L) {
 
 int main(int argc, char** argv) {
   if (argc > 0 && argv[0] && argv[0][0]) g_progname = argv[0];
-  Options options = parse_options(argc, argv);
-  g_run.report_file = options.report_file;
-  g_run.style = options.style;
-  g_run.output = options.output;
-  g_run.format = options.format;
+  static Options options;  // atexit reads it after main returns
+  options = parse_options(argc, argv);
+  g_run.options = &options;
   lua_State* L = luaL_newstate();
   if (L == nullptr) {
     print_message("cannot create state: not enough memory");

@@ -16,6 +16,9 @@ extern "C" {
 #include <vector>
 
 #include "lua_attach.hpp"
+#include "lua_source_text.hpp"
+#include "profile_object.hpp"
+#include "scriptprof/annotated_source.hpp"
 #include "scriptprof/atomic_file.hpp"
 #include "scriptprof/call_stats.hpp"
 #include "scriptprof/profile_io.hpp"
@@ -41,10 +44,17 @@ namespace {
 
 // ---- Module state ---------------------------------------------------------------------------
 
-// What start() uses; set by reset() (Guile's statprof-reset). Upvalue 1 of every function.
+// What start() uses (set by reset(), Guile's statprof-reset) and the display defaults of the
+// Allegro controls. Upvalue 1 of every function.
 struct ModuleState {
   SamplerSettings settings;
+  ReportOptions display;  // hidden functions and packages, significance thresholds
 };
+
+int module_state_gc(lua_State* L) {
+  static_cast<ModuleState*>(lua_touserdata(L, 1))->~ModuleState();
+  return 0;
+}
 
 ModuleState* module_state(lua_State* L) {
   return static_cast<ModuleState*>(lua_touserdata(L, lua_upvalueindex(1)));
@@ -60,7 +70,10 @@ struct RunOptions {
   bool display = true;
   bool has_file = false;
   std::string file;
+  int table = 0;  // stack index of the options table (count_list, except_processes), or 0
 };
+
+constexpr std::uint64_t kDefaultAllocBytes = 64 * 1024;  // DESIGN.md: about 1% cost
 
 TimerClock parse_clock(lua_State* L, int arg, const char* value) {
   if (std::strcmp(value, "cpu") == 0) return TimerClock::Cpu;
@@ -74,10 +87,15 @@ void set_hz(lua_State* L, int arg, double hz, SamplerSettings* s) {
   if (!parse_hz(hz, &s->period_ns, &error)) luaL_argerror(L, arg, error.c_str());
 }
 
-// hz_or_options: nil, a rate in Hz, or {hz=, loop=, count_calls=, full_stacks=, clock=,
-// display=, file=}. Unknown keys are errors: a typo must not pass silently.
+const char kRunOptionNames[] =
+    "hz, loop, count_calls, count_list, full_stacks, clock, display, file, gc, alloc, max_samples, "
+    "interpret_closures, except_processes, start_sampling";
+
+// hz_or_options: nil, a rate in Hz, or a table of kRunOptionNames. Unknown keys are errors: a
+// typo must not pass silently.
 RunOptions parse_run_options(lua_State* L, int arg) {
   RunOptions o;
+  arg = lua_absindex(L, arg);
   std::string error;
   set_hz(L, arg, 100.0, &o.sampler);
   switch (lua_type(L, arg)) {
@@ -88,6 +106,7 @@ RunOptions parse_run_options(lua_State* L, int arg) {
       set_hz(L, arg, lua_tonumber(L, arg), &o.sampler);
       return o;
     case LUA_TTABLE:
+      o.table = arg;
       break;
     default:
       luaL_typeerror(L, arg, "number or table");
@@ -102,9 +121,50 @@ RunOptions parse_run_options(lua_State* L, int arg) {
         luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be a %s, got %s", key,
                                               lua_typename(L, type), luaL_typename(L, -1)));
     };
+    auto list_of = [&](int type) {
+      need(LUA_TTABLE);
+      for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; ++i) {
+        if (lua_type(L, -1) != type)
+          luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be a list of %ss, item %I is a %s",
+                                                key, lua_typename(L, type), i, luaL_typename(L, -1)));
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    };
     if (std::strcmp(key, "hz") == 0) {
-      need(LUA_TNUMBER);
-      set_hz(L, arg, lua_tonumber(L, -1), &o.sampler);
+      if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
+        o.sampler.sample_time = false;  // hz=false: no time sampling (gc or space only)
+      } else {
+        need(LUA_TNUMBER);
+        set_hz(L, arg, lua_tonumber(L, -1), &o.sampler);
+      }
+    } else if (std::strcmp(key, "gc") == 0) {
+      need(LUA_TBOOLEAN);
+      o.sampler.gc_samples = lua_toboolean(L, -1);
+    } else if (std::strcmp(key, "alloc") == 0) {
+      if (lua_type(L, -1) == LUA_TBOOLEAN) {
+        o.sampler.alloc_bytes = lua_toboolean(L, -1) ? kDefaultAllocBytes : 0;
+      } else if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1) {
+        luaL_argerror(L, arg, "option 'alloc' must be true or the mean bytes between samples (an integer >= 1)");
+      } else {
+        o.sampler.alloc_bytes = static_cast<std::uint64_t>(lua_tointeger(L, -1));
+      }
+    } else if (std::strcmp(key, "max_samples") == 0) {
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0)
+        luaL_argerror(L, arg, "option 'max_samples' must be an integer >= 0 (0: no bound)");
+      o.sampler.max_samples = static_cast<std::uint64_t>(lua_tointeger(L, -1));
+    } else if (std::strcmp(key, "interpret_closures") == 0) {
+      need(LUA_TBOOLEAN);
+      o.sampler.interpret_closures = lua_toboolean(L, -1);
+    } else if (std::strcmp(key, "start_sampling") == 0) {
+      need(LUA_TBOOLEAN);
+      o.sampler.start_sampling = lua_toboolean(L, -1);
+    } else if (std::strcmp(key, "count_list") == 0) {
+      lua_pushvalue(L, -1);
+      list_of(LUA_TFUNCTION);
+    } else if (std::strcmp(key, "except_processes") == 0) {
+      lua_pushvalue(L, -1);
+      list_of(LUA_TTHREAD);
     } else if (std::strcmp(key, "loop") == 0) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
         luaL_argerror(L, arg, "option 'loop' must be an integer >= 1");
@@ -126,8 +186,7 @@ RunOptions parse_run_options(lua_State* L, int arg) {
       o.has_file = true;
       o.file = lua_tostring(L, -1);
     } else {
-      luaL_argerror(L, arg, lua_pushfstring(L,
-          "unknown option '%s' (known: hz, loop, count_calls, full_stacks, clock, display, file)", key));
+      luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s' (known: %s)", key, kRunOptionNames));
     }
     lua_pop(L, 1);
   }
@@ -175,11 +234,29 @@ FlatReportOptions parse_report_options(lua_State* L, int arg) {
 
 // ---- Running ----------------------------------------------------------------------------
 
-void start_or_raise(lua_State* L, const SamplerSettings& settings) {
+// Starts a run; `options` (a stack index, or 0) gives the count list and the excluded processes.
+void start_or_raise(lua_State* L, const SamplerSettings& settings, int options = 0) {
   LuaSampler* s = attach_sampler(L);
   if (s->active()) luaL_error(L, "the profiler is already active (call profiler.stop() first)");
+  if (options) lua_getfield(L, options, "count_list");
+  else lua_pushnil(L);
+  s->set_count_list(L, -1);  // nil clears
+  lua_pop(L, 1);
+  if (options && lua_getfield(L, options, "except_processes") == LUA_TTABLE) {
+    for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTHREAD; ++i) {
+      s->set_process_profiled(L, lua_tothread(L, -1), false);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);  // the nil that ended the list
+  }
+  if (options) lua_pop(L, 1);
   std::string error;
-  if (!s->start(L, settings, &error)) luaL_error(L, "cannot start the profiler: %s", error.c_str());
+  if (!s->start(L, settings, &error)) {
+    lua_pushfstring(L, "cannot start the profiler: %s", error.c_str());
+    error.clear();
+    error.shrink_to_fit();
+    lua_error(L);
+  }
 }
 
 // The guard's __close: an error unwinding through statprof stops the profiler.
@@ -190,15 +267,13 @@ int run_guard_close(lua_State* L) {
 
 const char kRunGuardMeta[] = "scriptprof.run_guard";
 
-// profiler.statprof(fn [, hz | options]) -> fn's results
-int l_statprof(lua_State* L) {
-  luaL_checktype(L, 1, LUA_TFUNCTION);
-  RunOptions o = parse_run_options(L, 2);
+// Runs fn (at 1) `o.loop` times in a fresh run with options `o` (from 2); returns its results.
+int run_profiled(lua_State* L, const RunOptions& o) {
   lua_settop(L, 2);
   LuaSampler* s = attach_sampler(L);
   if (s->active()) luaL_error(L, "the profiler is already active (call profiler.stop() first)");
   s->reset();
-  start_or_raise(L, o.sampler);
+  start_or_raise(L, o.sampler, o.table);
   // To-be-closed: if fn raises, the error passes through unchanged (tracebacks included)
   // and the profiler is off by the time anyone catches it.
   lua_newuserdatauv(L, 0, 0);
@@ -212,6 +287,7 @@ int l_statprof(lua_State* L) {
   s->stop();
   int nresults = lua_gettop(L) - 3;
   if (o.display) {
+    s->mark_analyzed();
     std::string text = statprof_flat_report(s->profile());
     if (o.has_file) {
       std::string error;
@@ -222,6 +298,110 @@ int l_statprof(lua_State* L) {
     }
   }
   return nresults;
+}
+
+// profiler.statprof(fn [, hz | options]) -> fn's results
+int l_statprof(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  return run_profiled(L, parse_run_options(L, 2));
+}
+
+// profiler.gcprof(fn [, options]) -> fn's results: a stack sample after every GC cycle
+// (statprof's gcprof), shown with the flat display.
+int l_gcprof(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  RunOptions o = parse_run_options(L, 2);
+  o.sampler.sample_time = false;
+  o.sampler.gc_samples = true;
+  return run_profiled(L, o);
+}
+
+// profiler.with_profiling(options, fn) -> fn's results (Allegro's with-profiling): a fresh
+// run around fn, displayed only when options.display is true.
+int l_with_profiling(lua_State* L) {
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  lua_insert(L, 1);  // (fn, options), as statprof takes them
+  RunOptions o = parse_run_options(L, 2);
+  if (!o.table || lua_getfield(L, 2, "display") == LUA_TNIL) o.display = false;
+  if (o.table) lua_pop(L, 1);
+  return run_profiled(L, o);
+}
+
+// profiler.start_profiler([options]): a fresh run (Allegro's start-profiler); with
+// start_sampling=false it starts suspended.
+int l_start_profiler(lua_State* L) {
+  RunOptions o = parse_run_options(L, 1);
+  LuaSampler* s = attach_sampler(L);
+  if (s->active()) luaL_error(L, "the profiler is already active (call profiler.stop() first)");
+  s->reset();
+  start_or_raise(L, o.sampler, o.table);
+  return 0;
+}
+
+int l_start_sampling(lua_State* L) {
+  LuaSampler* s = attach_sampler(L);
+  if (!s->active()) luaL_error(L, "the profiler is not started (call profiler.start_profiler first)");
+  std::string error;
+  if (!s->resume_sampling(&error)) {
+    lua_pushfstring(L, "cannot resume sampling: %s", error.c_str());
+    error = std::string();
+    lua_error(L);
+  }
+  return 0;
+}
+
+int l_stop_sampling(lua_State* L) {
+  attach_sampler(L)->suspend_sampling();
+  return 0;
+}
+
+int sampling_guard_close(lua_State* L) {
+  attach_sampler(L)->suspend_sampling();
+  return 0;
+}
+
+const char kSamplingGuardMeta[] = "scriptprof.sampling_guard";
+
+// profiler.with_sampling(fn, ...) -> fn's results: samples only while fn runs.
+int l_with_sampling(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  int nargs = lua_gettop(L) - 1;
+  l_start_sampling(L);
+  lua_newuserdatauv(L, 0, 0);
+  luaL_setmetatable(L, kSamplingGuardMeta);
+  lua_insert(L, 1);  // guard, fn, args...: an error in fn still suspends
+  lua_toclose(L, 1);
+  lua_call(L, nargs, LUA_MULTRET);
+  attach_sampler(L)->suspend_sampling();
+  return lua_gettop(L) - 1;
+}
+
+// profiler.status() -> "inactive" | "suspended" | "sampling" | "saved" | "analyzed"
+int l_status(lua_State* L) {
+  static const char* const names[] = {"inactive", "suspended", "sampling", "saved", "analyzed"};
+  lua_pushstring(L, names[static_cast<int>(attach_sampler(L)->status())]);
+  return 1;
+}
+
+// profiler.profile_process_p(thread [, flag]) -> flag: whether a coroutine (or the main
+// thread) is profiled; setting false excludes it (Allegro's mp:profile-process-p).
+int l_profile_process_p(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTHREAD);
+  LuaSampler* s = attach_sampler(L);
+  lua_State* thread = lua_tothread(L, 1);
+  if (!lua_isnone(L, 2)) s->set_process_profiled(L, thread, lua_toboolean(L, 2));
+  lua_pushboolean(L, s->process_profiled(thread));
+  return 1;
+}
+
+// profiler.closure(n) -> closure number n of the last run with interpret_closures (or nil).
+int l_closure(lua_State* L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  int top = lua_gettop(L);
+  attach_sampler(L)->push_closure(L, n);
+  if (lua_gettop(L) == top) lua_pushnil(L);
+  return 1;
 }
 
 // profiler.reset(secs, usecs, count_calls [, full_stacks [, clock]])
@@ -373,16 +553,33 @@ int l_stats_cum_secs_per_call(lua_State* L) { return stats_field(L, "cum_secs_pe
 
 // ---- Display and raw data ---------------------------------------------------------------------
 
-// profiler.display([file [, {labels="plain"|"guile", cumulative="once"|"guile3"}]])
+// A saved profile object as the first argument picks the profile to show; otherwise it is the
+// last run's (which is then "analyzed"). Returns the index of the next argument.
+int profile_argument(lua_State* L, const Profile** p) {
+  if (const Profile* saved = test_profile_object(L, 1)) {
+    *p = saved;
+    return 2;
+  }
+  LuaSampler* s = attach_sampler(L);
+  s->mark_analyzed();
+  *p = &s->profile();
+  return 1;
+}
+
+// profiler.display([profile,] [file [, {labels="plain"|"guile", cumulative="once"|"guile3"}]])
 int l_display(lua_State* L) {
-  FlatReportOptions o = parse_report_options(L, 2);
-  emit(L, 1, statprof_flat_report(last_profile(L), o));
+  const Profile* p;
+  int a = profile_argument(L, &p);
+  FlatReportOptions o = parse_report_options(L, a + 1);
+  emit(L, a, statprof_flat_report(*p, o));
   return 0;
 }
 
 // profiler.fetch_stacks() -> { {leaf, ..., root, weight = ticks}, ... } in sample order.
 int l_fetch_stacks(lua_State* L) {
-  const Profile& p = last_profile(L);
+  const Profile* saved;
+  profile_argument(L, &saved);
+  const Profile& p = *saved;
   if (!p.keep_samples)
     luaL_error(L, "no stacks were kept: profile with full_stacks=true "
                   "(or profiler.reset(secs, usecs, count_calls, true))");
@@ -406,7 +603,9 @@ int l_fetch_stacks(lua_State* L) {
 // profiler.fetch_call_tree() -> {total = N, tree, ...}, tree = {name=, count=, self=, child, ...};
 // children by count, descending (ties by label). Built without recursion: stacks can be 100k frames deep.
 int l_fetch_call_tree(lua_State* L) {
-  const Profile& p = last_profile(L);
+  const Profile* saved;
+  profile_argument(L, &saved);
+  const Profile& p = *saved;
   const CallTree& t = p.tree;
   lua_createtable(L, 0, 1);
   int result = lua_gettop(L);
@@ -453,7 +652,7 @@ int l_fetch_call_tree(lua_State* L) {
 
 // {labels=, cumulative=, hidden={names...}, significance_threshold=, fractional_significance_threshold=}
 ReportOptions parse_style_options(lua_State* L, int arg) {
-  ReportOptions o;
+  ReportOptions o = module_state(L)->display;
   if (lua_isnoneornil(L, arg)) return o;
   luaL_checktype(L, arg, LUA_TTABLE);
   lua_pushnil(L);
@@ -478,18 +677,21 @@ ReportOptions parse_style_options(lua_State* L, int arg) {
       fraction(&o.allegro.significance_threshold);
     } else if (std::strcmp(key, "fractional_significance_threshold") == 0) {
       fraction(&o.allegro.fractional_significance_threshold);
-    } else if (std::strcmp(key, "hidden") == 0) {
-      if (!lua_istable(L, -1)) luaL_argerror(L, arg, "option 'hidden' must be a list of function names");
+    } else if (std::strcmp(key, "hidden") == 0 || std::strcmp(key, "hidden_packages") == 0) {
+      std::vector<std::string>& names = key[6] == '_' ? o.allegro.hidden_packages : o.allegro.hidden;
+      const char* what = key[6] == '_' ? "a list of source or name prefixes" : "a list of function names";
+      if (!lua_istable(L, -1)) luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be %s", key, what));
+      names.clear();
       for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; ++i) {
-        if (lua_type(L, -1) != LUA_TSTRING) luaL_argerror(L, arg, "option 'hidden' must be a list of function names");
-        o.allegro.hidden.emplace_back(lua_tostring(L, -1));
+        if (lua_type(L, -1) != LUA_TSTRING) luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be %s", key, what));
+        names.emplace_back(lua_tostring(L, -1));
         lua_pop(L, 1);
       }
       lua_pop(L, 1);
     } else {
       luaL_argerror(L, arg, lua_pushfstring(L,
-          "unknown option '%s' (known: labels, cumulative, hidden, significance_threshold, "
-          "fractional_significance_threshold)", key));
+          "unknown option '%s' (known: labels, cumulative, hidden, hidden_packages, "
+          "significance_threshold, fractional_significance_threshold)", key));
     }
     lua_pop(L, 1);
   }
@@ -499,33 +701,51 @@ ReportOptions parse_style_options(lua_State* L, int arg) {
 // profiler.report(style [, file [, options]]): any report style of the last run (or of a
 // profile read).
 int l_report(lua_State* L) {
-  const char* style = luaL_checkstring(L, 1);
-  ReportOptions options = parse_style_options(L, 3);
+  const Profile* p;
+  int a = profile_argument(L, &p);
+  const char* style = luaL_checkstring(L, a);
+  ReportOptions options = parse_style_options(L, a + 2);
   std::string text, error;
-  if (!render_report(last_profile(L), style, &text, &error, options)) luaL_argerror(L, 1, error.c_str());
-  emit(L, 2, text);
+  if (!render_report(*p, style, &text, &error, options)) luaL_argerror(L, a, error.c_str());
+  emit(L, a + 1, text);
+  return 0;
+}
+
+// profiler.display_defaults(options): what every report uses unless told otherwise (hidden,
+// hidden_packages, significance thresholds, labels, cumulative); reset_display_defaults()
+// puts back the built-in ones (Allegro's reset-profiler-display-defaults).
+int l_display_defaults(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  module_state(L)->display = parse_style_options(L, 1);
+  return 0;
+}
+
+int l_reset_display_defaults(lua_State* L) {
+  module_state(L)->display = ReportOptions{};
   return 0;
 }
 
 // profiler.write(path, format [, {evented=, thread_level=}]): a file of the last run, written
 // atomically.
 int l_write(lua_State* L) {
-  const char* path = luaL_checkstring(L, 1);
-  const char* format = luaL_checkstring(L, 2);
+  const Profile* p;
+  int a = profile_argument(L, &p);
+  const char* path = luaL_checkstring(L, a);
+  const char* format = luaL_checkstring(L, a + 1);
   FormatOptions options;
-  if (!lua_isnoneornil(L, 3)) {
-    luaL_checktype(L, 3, LUA_TTABLE);
+  if (!lua_isnoneornil(L, a + 2)) {
+    luaL_checktype(L, a + 2, LUA_TTABLE);
     lua_pushnil(L);
-    while (lua_next(L, 3)) {
+    while (lua_next(L, a + 2)) {
       const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
       if (std::strcmp(key, "evented") == 0) options.evented = lua_toboolean(L, -1);
       else if (std::strcmp(key, "thread_level") == 0) options.thread_level = lua_toboolean(L, -1);
-      else luaL_argerror(L, 3, lua_pushfstring(L, "unknown option '%s' (known: evented, thread_level)", key));
+      else luaL_argerror(L, a + 2, lua_pushfstring(L, "unknown option '%s' (known: evented, thread_level)", key));
       lua_pop(L, 1);
     }
   }
   std::string text, error;
-  if (!render_format(last_profile(L), format, &text, &error, options)) luaL_argerror(L, 2, error.c_str());
+  if (!render_format(*p, format, &text, &error, options)) luaL_argerror(L, a + 1, error.c_str());
   if (!write_file_atomically(path, text, &error)) luaL_error(L, "%s", error.c_str());
   return 0;
 }
@@ -550,6 +770,41 @@ int l_read(lua_State* L) {
   return 1;
 }
 
+// profiler.save_current_profile([kind]) -> a profile object ("time", "gc" or "space"; by
+// default the run's main one) that every report and writer takes, so runs can be compared.
+int l_save_current_profile(lua_State* L) {
+  static const char* const kinds[] = {"time", "gc", "space", nullptr};
+  LuaSampler* s = attach_sampler(L);
+  if (s->active()) luaL_error(L, "stop the profiler before saving its profile");
+  int k = lua_isnoneornil(L, 1) ? static_cast<int>(s->primary_kind()) : luaL_checkoption(L, 1, nullptr, kinds);
+  s->mark_analyzed();
+  push_profile_object(L, std::make_shared<const Profile>(s->profile(static_cast<SampleKind>(k))), kinds[k]);
+  return 1;
+}
+
+// profiler.annotate(fn [, file]): fn's source with the share of the last run's samples on
+// each line (the analogue of Allegro's disassemble-profile).
+int l_annotate(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  LuaSampler* s = attach_sampler(L);
+  lua_Debug ar;
+  lua_pushvalue(L, 1);
+  lua_getinfo(L, ">S", &ar);
+  std::string text;
+  FunctionId f;
+  if (!s->find_function_value(L, 1, &f)) {
+    text = std::string(ar.short_src) + ":" + std::to_string(ar.linedefined) + ": not sampled in the last run\n";
+  } else {
+    std::vector<std::string> lines;
+    std::string error;
+    if (!source_lines(ar.source, &lines, &error)) text = "(" + error + ": only the sampled lines)\n";
+    text += annotated_source(s->profile(), f, lines);
+  }
+  s->mark_analyzed();
+  emit(L, 2, text);
+  return 0;
+}
+
 // profiler.health() -> {signals=, samples_taken=, ticks_merged=, dropped=}: what the sampler
 // did for the last profile, so a user can see when ticks were merged or dropped.
 int l_health(lua_State* L) {
@@ -563,8 +818,22 @@ int l_health(lua_State* L) {
   lua_setfield(L, -2, "ticks_merged");
   lua_pushinteger(L, static_cast<lua_Integer>(h.dropped));
   lua_setfield(L, -2, "dropped");
+  lua_pushinteger(L, static_cast<lua_Integer>(h.excluded));
+  lua_setfield(L, -2, "excluded");
+  lua_pushboolean(L, h.limit_reached);
+  lua_setfield(L, -2, "max_samples_reached");
   return 1;
 }
+
+// Methods of saved profile objects: p:display(), p:report(style), p:write(path, format), ...
+const luaL_Reg kProfileMethods[] = {
+    {"display", l_display},
+    {"report", l_report},
+    {"write", l_write},
+    {"fetch_stacks", l_fetch_stacks},
+    {"fetch_call_tree", l_fetch_call_tree},
+    {nullptr, nullptr},
+};
 
 const luaL_Reg kFunctions[] = {
     {"statprof", l_statprof},
@@ -592,6 +861,20 @@ const luaL_Reg kFunctions[] = {
     {"fetch_stacks", l_fetch_stacks},
     {"fetch_call_tree", l_fetch_call_tree},
     {"health", l_health},
+    {"gcprof", l_gcprof},
+    {"with_profiling", l_with_profiling},
+    {"start_profiler", l_start_profiler},
+    {"stop_profiler", l_stop},
+    {"start_sampling", l_start_sampling},
+    {"stop_sampling", l_stop_sampling},
+    {"with_sampling", l_with_sampling},
+    {"status", l_status},
+    {"profile_process_p", l_profile_process_p},
+    {"closure", l_closure},
+    {"save_current_profile", l_save_current_profile},
+    {"annotate", l_annotate},
+    {"display_defaults", l_display_defaults},
+    {"reset_display_defaults", l_reset_display_defaults},
     {"report", l_report},
     {"write", l_write},
     {"read", l_read},
@@ -607,14 +890,25 @@ extern "C" int luaopen_profiler(lua_State* L) {
   for (const luaL_Reg* r = kFunctions; r->name; ++r) sampler->add_own(r->func);
   sampler->add_boundary(l_statprof);  // frames below the profiled function are the caller's
   sampler->add_own(run_guard_close);
+  sampler->add_own(sampling_guard_close);
   if (luaL_newmetatable(L, kRunGuardMeta)) {
     lua_pushcfunction(L, run_guard_close);
     lua_setfield(L, -2, "__close");
   }
   lua_pop(L, 1);
+  if (luaL_newmetatable(L, kSamplingGuardMeta)) {
+    lua_pushcfunction(L, sampling_guard_close);
+    lua_setfield(L, -2, "__close");
+  }
+  lua_pop(L, 1);
   luaL_newlibtable(L, kFunctions);
   auto* state = static_cast<ModuleState*>(lua_newuserdatauv(L, sizeof(ModuleState), 0));
-  new (state) ModuleState{};  // trivially destructible: no __gc needed
+  new (state) ModuleState{};
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, module_state_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  register_profile_object(L, kProfileMethods);  // the state on top rides along as upvalue
   luaL_setfuncs(L, kFunctions, 1);
   lua_pushliteral(L, "0.1.0");
   lua_setfield(L, -2, "version");

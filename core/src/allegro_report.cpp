@@ -180,4 +180,19 @@ std::string allegro_call_graph(const Profile& original, const AllegroOptions& o)
   return out;
 }
 
+std::string allegro_call_counts(const Profile& p) {
+  if (!p.calls_counted()) return "Calls were not counted (profile with count_calls or a count_list).\n";
+  std::vector<FunctionId> counted;
+  for (FunctionId f = 0; f < p.functions.size(); ++f)
+    if (p.counts(f).calls) counted.push_back(f);
+  std::sort(counted.begin(), counted.end(), [&](FunctionId a, FunctionId b) {
+    if (*p.counts(a).calls != *p.counts(b).calls) return *p.counts(a).calls > *p.counts(b).calls;
+    return p.functions.label(a) < p.functions.label(b);
+  });
+  std::string out;
+  for (FunctionId f : counted)
+    out += std::to_string(*p.counts(f).calls) + " #<Function " + one_line(p.functions.label(f)) + ">\n";
+  return out;
+}
+
 }  // namespace scriptprof

@@ -43,7 +43,7 @@ bool contains(const std::vector<std::string>& v, std::string_view s) {
 }  // namespace
 
 const std::vector<std::string>& report_styles() {
-  static const std::vector<std::string> names = {"flat", "flat-guile2", "tree", "anomalies", "gprof", "gprof-callgraph", "allegro", "allegro-callgraph"};
+  static const std::vector<std::string> names = {"flat", "flat-guile2", "tree", "anomalies", "gprof", "gprof-callgraph", "allegro", "allegro-callgraph", "call-counts"};
   return names;
 }
 const std::vector<std::string>& file_formats() {
@@ -71,6 +71,8 @@ bool render_report(const Profile& p, std::string_view style, std::string* out, s
     *out = allegro_flat_report(p, options.allegro);
   } else if (style == "allegro-callgraph") {
     *out = allegro_call_graph(p, options.allegro);
+  } else if (style == "call-counts") {
+    *out = allegro_call_counts(p);
   } else if ((style == "gprof" || style == "gprof-callgraph") && p.clock == ClockKind::Alloc) {
     *error = "report style '" + std::string(style) +
              "' shows time; for a space profile use flat, tree, allegro or allegro-callgraph";

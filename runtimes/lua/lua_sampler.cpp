@@ -16,6 +16,9 @@ namespace {
 
 const char kSamplerKey = 0;  // its address keys the sampler in the registry
 const char kIdCacheKey = 0;  // its address keys the function -> id cache in the registry
+const char kClosuresKey = 0;  // closure ids: {[closure] = id} and {[n] = closure}, weak
+const char kCountListKey = 0;  // the functions of the count list, held for the run
+const char kExcludedKey = 0;  // excluded processes, held until reset
 
 // Codes the id cache stores besides FunctionIds.
 constexpr lua_Integer kCachedBoundary = -1;
@@ -59,7 +62,9 @@ constexpr std::uint8_t kNameTries = 4;  // sightings on which to look for a miss
 
 // ---- Life cycle ---------------------------------------------------------------------------
 
-LuaSampler::LuaSampler(lua_State* main) : main_(main), profile_(std::make_shared<Profile>()) {
+LuaSampler::LuaSampler(lua_State* main) : main_(main) {
+  for (auto& p : profiles_) p = std::make_shared<Profile>();
+  profiles_[static_cast<int>(SampleKind::Space)]->clock = ClockKind::Alloc;
   lua_pushlightuserdata(main, this);
   lua_rawsetp(main, LUA_REGISTRYINDEX, &kSamplerKey);
   frames_.reserve(256);
@@ -80,13 +85,44 @@ LuaSampler* LuaSampler::of(lua_State* L) {
 
 void LuaSampler::reset() {
   if (active_) return;
-  profile_ = std::make_shared<Profile>();
+  for (auto& p : profiles_) p = std::make_shared<Profile>();
+  profiles_[static_cast<int>(SampleKind::Space)]->clock = ClockKind::Alloc;
   lua_ids_.clear();
   c_ids_.clear();
   id_source_.clear();
   name_tries_.clear();
+  closure_no_.clear();
+  closures_seen_ = 0;
+  lua_pushnil(main_);
+  lua_rawsetp(main_, LUA_REGISTRYINDEX, &kClosuresKey);
   elapsed_before_ns_ = 0;
-  last_leaf_ = kNoNode;
+  last_leaf_ = last_space_leaf_ = kNoNode;
+  ran_ = analyzed_ = false;
+  primary_ = SampleKind::Time;
+}
+
+void LuaSampler::adopt(std::shared_ptr<Profile> profile) {
+  reset();
+  profiles_[0] = std::move(profile);
+  ran_ = true;
+}
+
+SamplerStatus LuaSampler::status() const {
+  if (active_) return sampling_ ? SamplerStatus::Sampling : SamplerStatus::Suspended;
+  if (!ran_) return SamplerStatus::Inactive;
+  return analyzed_ ? SamplerStatus::Analyzed : SamplerStatus::Saved;
+}
+
+FunctionId LuaSampler::new_function(FunctionInfo info) {
+  FunctionId id = profiles_[0]->add_function(info);
+  profiles_[1]->add_function(info);
+  profiles_[2]->add_function(std::move(info));
+  return id;
+}
+
+void LuaSampler::rename_function(FunctionId id, const std::string& name) {
+  std::string full = closure_no_[id] ? name + " [closure " + std::to_string(closure_no_[id]) + "]" : name;
+  for (auto& p : profiles_) p->functions.rename(id, full);
 }
 
 bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::string* error) {
@@ -95,71 +131,133 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
     return false;
   }
   settings_ = settings;
-  counting_ = settings.count_calls;
-  Profile& p = *profile_;
-  p.period_ns = settings.period_ns;
-  p.clock = settings.clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall;
-  p.keep_samples = settings.full_stacks;
-  if (counting_) p.enable_call_counts();
-  if (p.threads.empty()) p.add_thread(0, "main");
-  if (p.start_unix_ns == 0) {
-    timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    p.start_unix_ns = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
+  counting_ = settings.count_calls || !count_list_.empty();
+  primary_ = settings.sample_time || !(settings.gc_samples || settings.alloc_bytes) ? SampleKind::Time
+             : settings.gc_samples ? SampleKind::Gc : SampleKind::Space;
+  kind_enabled_[0] = primary_ == SampleKind::Time;
+  kind_enabled_[1] = settings.gc_samples;
+  kind_enabled_[2] = settings.alloc_bytes > 0;
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  for (int k = 0; k < 3; ++k) {
+    Profile& p = *profiles_[k];
+    if (k != static_cast<int>(SampleKind::Space)) {
+      p.period_ns = settings.period_ns;
+      p.clock = settings.clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall;
+    } else {
+      p.period_ns = settings.alloc_bytes;
+    }
+    p.keep_samples = settings.full_stacks;
+    if (counting_) p.enable_call_counts();
+    if (p.threads.empty()) p.add_thread(0, "main");
+    if (p.start_unix_ns == 0)
+      p.start_unix_ns = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
   }
   learn_c_names(L);
 
   // Whatever ran before, L runs now.
   if (chain_.empty() || chain_.back() != L) chain_.assign(1, L);
-  pending_ = 0;
-  next_arm_ns_ = 0;
-  armed_ = nullptr;
   current_ = L;
+  update_excluded();
   if (counting_) {
     reset_id_cache(L);  // ids are per profile
     counting_host_ = {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)};
     lua_sethook(L, sampler_hook, LUA_MASKCALL | (counting_host_.mask & ~LUA_MASKCALL),
                 counting_host_.count);
   }
-  TimerSettings ts{settings.clock, settings.period_ns};
   active_ = true;
-  if (!timer_.start(ts, tick_trampoline, this, error)) {
-    active_ = false;
-    if (counting_) lua_sethook(L, counting_host_.hook, counting_host_.mask, counting_host_.count);
+  ran_ = true;
+  analyzed_ = false;
+  limit_hit_ = false;
+  install_space_hooks(L);
+  if (settings.start_sampling && !resume_sampling(error)) {
+    stop();
     return false;
   }
   return true;
 }
 
-void LuaSampler::stop() {
-  if (!active_) return;
+bool LuaSampler::resume_sampling(std::string* error) {
+  if (!active_) {
+    if (error) *error = "the profiler is not started";
+    return false;
+  }
+  if (sampling_) return true;
+  if (profile().health.limit_reached) {
+    if (error) *error = "max_samples (" + std::to_string(settings_.max_samples) + ") was reached";
+    return false;
+  }
+  pending_ = 0;
+  next_arm_ns_ = 0;
+  armed_ = nullptr;
+  current_ = chain_.empty() ? main_ : chain_.back();
+  update_excluded();
+  TimerSettings ts{settings_.clock, settings_.period_ns};
+  // The timer also measures program time, so it runs even when only gc or space is sampled.
+  if (!timer_.start(ts, tick_trampoline, this, error)) return false;
+  sampling_ = true;
+  return true;
+}
+
+void LuaSampler::suspend_sampling() {
+  if (!sampling_) return;
   pending_ += timer_.stop();  // no tick runs after this; ticks completed but undelivered count
   critical_ = true;
   disarm();
-  if (counting_ && !chain_.empty()) {
-    lua_State* L = chain_.front();
-    if (lua_gethook(L) == sampler_hook)
-      lua_sethook(L, counting_host_.hook, counting_host_.mask, counting_host_.count);
-  }
   critical_ = false;
-  active_ = false;
+  sampling_ = false;
   std::uint64_t run_ns = timer_.program_ns();
+  Profile& time = *profiles_[0];
   // Ticks still waiting for a safe point (the end came first, or sampling was over budget) go
   // to the last stack sampled, the same approximation the budget makes; without one they are
   // dropped, and said so.
   if (std::uint64_t left = pending_.exchange(0)) {
     if (last_leaf_ != kNoNode) {
-      std::vector<FunctionId> frames = profile_->tree.stack(last_leaf_);
-      profile_->add_sample(0, elapsed_before_ns_ + run_ns, left, frames.data(), frames.size());
+      std::vector<FunctionId> frames = time.tree.stack(last_leaf_);
+      time.add_sample(0, elapsed_before_ns_ + run_ns, left, frames.data(), frames.size());
     } else {
-      profile_->health.dropped += left;
+      time.health.dropped += left;
     }
   }
+  if (pending_bytes_ && last_space_leaf_ != kNoNode) {
+    Profile& space = *profiles_[2];
+    std::vector<FunctionId> frames = space.tree.stack(last_space_leaf_);
+    space.add_sample(0, elapsed_before_ns_ + run_ns, pending_bytes_, frames.data(), frames.size());
+  }
+  pending_bytes_ = 0;
   elapsed_before_ns_ += run_ns;
-  Profile& p = *profile_;
-  p.total_seconds += static_cast<double>(run_ns) / 1e9;
-  p.health.signals += timer_.signals();
-  p.health.ticks_merged += merged_.exchange(0);
+  // Time in excluded processes is not the profile's time (Allegro collects nothing there).
+  std::uint64_t excluded = excluded_ticks_.exchange(0);
+  double excluded_s = static_cast<double>(excluded) * static_cast<double>(settings_.period_ns) / 1e9;
+  for (auto& p : profiles_) p->total_seconds += static_cast<double>(run_ns) / 1e9;
+  time.total_seconds = std::max(0.0, time.total_seconds - excluded_s);
+  time.health.excluded += excluded;
+  time.health.signals += timer_.signals();
+  time.health.ticks_merged += merged_.exchange(0);
+}
+
+void LuaSampler::stop() {
+  if (!active_) return;
+  suspend_sampling();
+  if (counting_ && !chain_.empty()) {
+    lua_State* L = chain_.front();
+    critical_ = true;
+    if (lua_gethook(L) == sampler_hook)
+      lua_sethook(L, counting_host_.hook, counting_host_.mask, counting_host_.count);
+    critical_ = false;
+  }
+  remove_space_hooks(main_);
+  active_ = false;  // the GC sentinel sees this and lets itself go
+}
+
+void LuaSampler::finish_limit(lua_State* L) {
+  if (!limit_hit_) return;
+  limit_hit_ = false;
+  for (auto& p : profiles_) p->health.limit_reached = true;
+  suspend_sampling();
+  std::string msg = "profiler: max_samples (" + std::to_string(settings_.max_samples) +
+                    ") reached; collection stopped";
+  lua_warning(L, msg.c_str(), 0);
 }
 
 // ---- Signal path ----------------------------------------------------------------------------
@@ -170,6 +268,11 @@ void LuaSampler::stop() {
 // allocates and never walks the stack (settraps inside lua_sethook only marks frames).
 
 void LuaSampler::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
+  if (!settings_.sample_time) return;  // the timer only measures time (gc or space runs)
+  if (current_excluded_.load(std::memory_order_relaxed)) {
+    excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed);
+    return;
+  }
   pending_.fetch_add(ticks, std::memory_order_relaxed);
   if (critical_.load(std::memory_order_acquire)) return;  // normal code is moving the arm
   if (program_ns < next_arm_ns_.load(std::memory_order_relaxed)) {
@@ -221,7 +324,11 @@ void LuaSampler::disarm() {
 
 void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   const int event = ar->event;
-  if (counting_ && active_ && (event == LUA_HOOKCALL || event == LUA_HOOKTAILCALL)) count_call(L, ar);
+  const bool was_in_profiler = in_profiler_;
+  in_profiler_ = true;  // allocations of our own bookkeeping are not the program's
+  if (counting_ && sampling_ && (event == LUA_HOOKCALL || event == LUA_HOOKTAILCALL) &&
+      !current_excluded_.load(std::memory_order_relaxed))
+    count_call(L, ar);
 
   if (armed_.load(std::memory_order_acquire) == L) {
     HostHook host = saved_;
@@ -234,9 +341,12 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     std::uint64_t at = timer_.program_ns();  // frozen at enter_profiler
     std::uint64_t cost = timer_.leave_profiler();
     next_arm_ns_.store(at + cost * kCostBudgetDivisor, std::memory_order_relaxed);
+    in_profiler_ = was_in_profiler;
+    finish_limit(L);
     if (host.hook && host.hook != sampler_hook && (host.mask & event_mask(event))) host.hook(L, ar);
     return;
   }
+  in_profiler_ = was_in_profiler;
   if (counting_ && active_) {
     // Our counting hook: pass the events the program's own hook asked for.
     if (L == chain_.front() && counting_host_.hook && (counting_host_.mask & event_mask(event)))
@@ -254,14 +364,25 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
 }
 
 void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
-  std::uint64_t weight = pending_.exchange(0, std::memory_order_acq_rel);
-  if (weight == 0) return;
+  std::uint64_t ticks = pending_.exchange(0, std::memory_order_acq_rel);
+  std::uint64_t bytes = pending_bytes_;
+  pending_bytes_ = 0;
+  if (ticks == 0 && bytes == 0) return;
   frames_.clear();
+  lines_.clear();
   walk(L, skip_leaf ? 1 : 0, &frames_);
   std::reverse(frames_.begin(), frames_.end());
-  last_leaf_ = profile_->add_sample(0, elapsed_before_ns_ + timer_.program_ns(), weight,
-                                    frames_.data(), frames_.size());
-  ++profile_->health.samples_taken;
+  std::reverse(lines_.begin(), lines_.end());
+  if (ticks) last_leaf_ = record(SampleKind::Time, ticks);
+  if (bytes) last_space_leaf_ = record(SampleKind::Space, bytes);
+}
+
+NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight) {
+  Profile& p = *profiles_[static_cast<int>(kind)];
+  std::uint64_t t = elapsed_before_ns_ + (sampling_ ? timer_.program_ns() : 0);
+  NodeId leaf = p.add_sample(0, t, weight, frames_.data(), frames_.size(), lines_.data());
+  if (++p.health.samples_taken >= settings_.max_samples && settings_.max_samples) limit_hit_ = true;
+  return leaf;
 }
 
 std::uint32_t LuaSampler::chain_index(lua_State* L) const {
@@ -284,7 +405,10 @@ bool LuaSampler::walk(lua_State* L, int first_level, std::vector<FunctionId>* ou
       bool boundary = false;
       FunctionId id = intern(s, &ar, &boundary);
       if (boundary) return true;
-      if (id != kNoFunction) out->push_back(id);
+      if (id != kNoFunction) {
+        out->push_back(id);
+        lines_.push_back(line_);
+      }
     }
     if (idx == UINT32_MAX || idx == 0) return false;
     s = chain_[--idx];
@@ -295,7 +419,8 @@ bool LuaSampler::walk(lua_State* L, int first_level, std::vector<FunctionId>* ou
 // ---- Function identity ----------------------------------------------------------------------
 
 FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
-  lua_getinfo(L, "S", ar);
+  lua_getinfo(L, "Sl", ar);
+  line_ = ar->currentline;
   if (ar->what[0] == 'C') {
     lua_getinfo(L, "f", ar);
     void* fp = reinterpret_cast<void*>(lua_tocfunction(L, -1));
@@ -315,27 +440,40 @@ FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
       lua_getinfo(L, "n", ar);
       info.name = ar->name ? ar->name : "?";
     }
-    FunctionId id = profile_->add_function(std::move(info));
+    FunctionId id = new_function(std::move(info));
     c_ids_.emplace(fp, id);
     id_source_.emplace_back();
     name_tries_.push_back(0);
+    closure_no_.push_back(0);
     return id;
   }
-  LuaKey key{ar->source, ar->linedefined, ar->lastlinedefined};
-  auto it = lua_ids_.find(key);
-  if (it != lua_ids_.end() && id_source_[it->second] == ar->source) {
-    FunctionId id = it->second;
-    if (name_tries_[id] > 0) {  // still unnamed: this call site may know a name
-      --name_tries_[id];
-      lua_getinfo(L, "n", ar);
-      if (ar->name) {
-        profile_->functions.rename(id, ar->name);
-        name_tries_[id] = 0;
+  const bool closure = settings_.interpret_closures && ar->what[0] != 'm';
+  if (closure) {
+    // Allegro's :interpret-closures: the closure object is the identity. A weak-keyed table
+    // maps each one to its id, so a collected closure's address cannot pass its id on.
+    lua_getinfo(L, "f", ar);
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) == LUA_TTABLE) {
+      lua_getfield(L, -1, "ids");
+      lua_pushvalue(L, -3);
+      if (lua_rawget(L, -2) == LUA_TNUMBER) {
+        FunctionId id = static_cast<FunctionId>(lua_tointeger(L, -1));
+        lua_pop(L, 4);
+        learn_name(L, ar, id);
+        return id;
       }
+      lua_pop(L, 4);
+    } else {
+      lua_pop(L, 2);
     }
-    return id;
+  } else {
+    LuaKey key{ar->source, ar->linedefined, ar->lastlinedefined};
+    auto it = lua_ids_.find(key);
+    if (it != lua_ids_.end() && id_source_[it->second] == ar->source) {
+      learn_name(L, ar, it->second);
+      return it->second;
+    }
   }
-  // New prototype (or a new chunk loaded where a collected one used to be).
+  // New prototype (or a new chunk loaded where a collected one used to be), or a new closure.
   FunctionInfo info;
   info.file = ar->short_src;
   info.line = ar->linedefined;
@@ -348,11 +486,72 @@ FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
     info.name = ar->name ? ar->name : "?";
   }
   bool unnamed = info.kind == FunctionKind::Script && info.name == "?";
-  FunctionId id = profile_->add_function(std::move(info));
-  lua_ids_[key] = id;
+  lua_Integer number = closure ? ++closures_seen_ : 0;
+  if (number) info.name += " [closure " + std::to_string(number) + "]";
+  FunctionId id = new_function(std::move(info));
   id_source_.emplace_back(ar->source);
   name_tries_.push_back(unnamed ? kNameTries : 0);
+  closure_no_.push_back(number);
+  if (closure) {
+    remember_closure(L, ar, id, number);
+  } else {
+    lua_ids_[LuaKey{ar->source, ar->linedefined, ar->lastlinedefined}] = id;
+  }
   return id;
+}
+
+// A function first seen unnamed (called from C, or by a tail call) takes the name a later
+// call site gives it.
+void LuaSampler::learn_name(lua_State* L, lua_Debug* ar, FunctionId id) {
+  if (name_tries_[id] == 0) return;
+  --name_tries_[id];
+  lua_getinfo(L, "n", ar);
+  if (ar->name) {
+    rename_function(id, ar->name);
+    name_tries_[id] = 0;
+  }
+}
+
+// Records closure `number` of the run both ways: closure -> id (weak keys) for identity, and
+// number -> closure (weak values) for profiler.closure(n).
+void LuaSampler::remember_closure(lua_State* L, lua_Debug* ar, FunctionId id, lua_Integer number) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 2);
+    lua_createtable(L, 0, 0);  // by closure
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, -2, "ids");
+    lua_createtable(L, 0, 0);  // by number
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "v");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, -2, "closures");
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &kClosuresKey);
+  }
+  int t = lua_gettop(L);
+  lua_getinfo(L, "f", ar);
+  lua_getfield(L, t, "ids");
+  lua_pushvalue(L, -2);
+  lua_pushinteger(L, static_cast<lua_Integer>(id));
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  lua_getfield(L, t, "closures");
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, number);
+  lua_settop(L, t - 1);
+}
+
+void LuaSampler::push_closure(lua_State* L, lua_Integer n) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) != LUA_TTABLE) return;
+  lua_getfield(L, -1, "closures");
+  lua_rawgeti(L, -1, n);
+  lua_replace(L, -3);
+  lua_pop(L, 1);
 }
 
 FunctionId LuaSampler::function_of(lua_State* L, lua_Debug* ar) {
@@ -368,6 +567,17 @@ bool LuaSampler::find_function_value(lua_State* L, int idx, FunctionId* out) {
     return true;
   }
   if (!lua_isfunction(L, idx)) return false;
+  idx = lua_absindex(L, idx);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) == LUA_TTABLE) {  // interpret_closures
+    lua_getfield(L, -1, "ids");
+    lua_pushvalue(L, idx);
+    bool found = lua_rawget(L, -2) == LUA_TNUMBER;
+    if (found) *out = static_cast<FunctionId>(lua_tointeger(L, -1));
+    lua_pop(L, 3);
+    if (found) return true;
+  } else {
+    lua_pop(L, 1);
+  }
   lua_Debug ar;
   lua_pushvalue(L, idx);
   lua_getinfo(L, ">S", &ar);
@@ -443,6 +653,13 @@ FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
 }
 
 void LuaSampler::count_call(lua_State* L, lua_Debug* ar) {
+  if (!count_list_.empty()) {
+    // Only the listed functions: a pointer compare per call, no table lookups.
+    lua_getinfo(L, "f", ar);
+    const void* f = lua_topointer(L, -1);
+    lua_pop(L, 1);
+    if (std::find(count_list_.begin(), count_list_.end(), f) == count_list_.end()) return;
+  }
   bool boundary = false;
   FunctionId callee = cached_id(L, ar, &boundary);
   if (callee == kNoFunction) return;
@@ -453,7 +670,57 @@ void LuaSampler::count_call(lua_State* L, lua_Debug* ar) {
     bool b = false;
     caller_id = cached_id(L, &caller, &b);
   }
-  profile_->add_call(callee, caller_id);
+  for (int k = 0; k < 3; ++k)
+    if (kind_enabled_[k]) profiles_[k]->add_call(callee, caller_id);
+}
+
+// ---- Controls -----------------------------------------------------------------------------
+
+void LuaSampler::set_count_list(lua_State* L, int idx) {
+  if (active_) return;
+  idx = lua_absindex(L, idx);
+  count_list_.clear();
+  if (lua_isnoneornil(L, idx)) {
+    lua_pushnil(L);
+  } else {
+    lua_createtable(L, 8, 0);  // held for the run: a listed closure keeps its address
+    for (lua_Integer i = 1; lua_rawgeti(L, idx, i) != LUA_TNIL; ++i) {
+      count_list_.push_back(lua_topointer(L, -1));
+      lua_rawseti(L, -2, i);
+    }
+    lua_pop(L, 1);
+  }
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &kCountListKey);
+}
+
+void LuaSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kExcludedKey) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &kExcludedKey);
+  }
+  // Excluded threads are held, so no new thread can take an excluded one's address.
+  if (thread == L) lua_pushthread(L);
+  else {
+    lua_pushthread(thread);
+    lua_xmove(thread, L, 1);
+  }
+  if (profiled) {
+    lua_pushnil(L);
+    excluded_.erase(thread);
+  } else {
+    lua_pushboolean(L, 1);
+    excluded_.insert(thread);
+  }
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  update_excluded();
+}
+
+void LuaSampler::update_excluded() {
+  lua_State* L = current_.load(std::memory_order_acquire);
+  current_excluded_.store(L && !excluded_.empty() && excluded_.count(L) > 0, std::memory_order_relaxed);
 }
 
 // ---- Coroutines -----------------------------------------------------------------------------
@@ -463,6 +730,7 @@ void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
   chain_.push_back(co);
   critical_ = true;
   current_.store(co, std::memory_order_release);
+  update_excluded();
   if (active_) {
     // A pending sample belongs to whatever runs next: move the arm into the coroutine.
     if (armed_.load() == from) disarm();
@@ -481,6 +749,7 @@ void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
   if (chain_.empty()) chain_.push_back(from);
   critical_ = true;
   current_.store(from, std::memory_order_release);
+  update_excluded();
   if (active_ && armed_.load() == co) {
     disarm();
     if (pending_.load() > 0) arm(from, 0);

@@ -20,6 +20,7 @@ extern "C" {
 #include <unordered_set>
 #include <vector>
 
+#include "scriptprof/allocation_countdown.hpp"
 #include "scriptprof/profile.hpp"
 #include "scriptprof/sampling_timer.hpp"
 
@@ -28,9 +29,21 @@ namespace scriptprof::lua {
 struct SamplerSettings {
   TimerClock clock = TimerClock::Cpu;
   std::uint64_t period_ns = 10'000'000;  // 100 Hz
+  bool sample_time = true;               // the timer samples stacks (off: gc or space only)
   bool count_calls = false;              // exact calls through a call hook (costs time)
   bool full_stacks = false;              // keep every sample (timeline), not only the tree
+  bool gc_samples = false;               // a stack sample after every GC cycle (statprof's gcprof)
+  std::uint64_t alloc_bytes = 0;         // mean bytes between allocation samples (0: off)
+  std::uint64_t max_samples = 100'000;   // stacks per profile before collection stops (0: no bound)
+  bool interpret_closures = false;       // closures of one prototype stay apart
+  bool start_sampling = true;            // false: started but suspended (Allegro's start-sampling-p)
 };
+
+// The three profiles one run can fill at once.
+enum class SampleKind : std::uint8_t { Time, Gc, Space };
+
+// Allegro's profiler-status.
+enum class SamplerStatus : std::uint8_t { Inactive, Suspended, Sampling, Saved, Analyzed };
 
 // The host hook a state had before the sampler armed its own.
 struct HostHook {
@@ -47,27 +60,51 @@ class LuaSampler {
   LuaSampler(const LuaSampler&) = delete;
   LuaSampler& operator=(const LuaSampler&) = delete;
 
-  // Starts sampling `L` (which must be running on the calling OS thread); samples add to the
-  // current profile until stop(). Returns false with a reason when it cannot start.
+  // Starts a profiling run on `L` (which must be running on the calling OS thread): call hooks,
+  // the allocator wrapper and the GC sentinel as the settings ask, then sampling unless
+  // settings.start_sampling is false. Samples add to the current profiles until stop().
+  // Returns false with a reason when it cannot start.
   bool start(lua_State* L, const SamplerSettings& settings, std::string* error);
-  // Stops the timer and removes every hook the sampler set. Idempotent.
+  // Ends the run: stops the timer and removes every hook and wrapper the sampler set. Idempotent.
   void stop();
+  // Suspends and resumes collection within a run (Allegro's stop-sampling/start-sampling);
+  // suspended time is not profiled time. resume_sampling fails once max_samples was reached.
+  bool resume_sampling(std::string* error);
+  void suspend_sampling();
   bool active() const { return active_; }
-  // Profiled seconds over every start/stop pair since the last reset, the current run included.
+  bool sampling() const { return sampling_; }
+  SamplerStatus status() const;
+  // A report was made from the last run (status "analyzed").
+  void mark_analyzed() { analyzed_ = !active_ && ran_; }
+  // Profiled seconds over every run since the last reset, the current one included.
   double accumulated_seconds() const {
-    return profile_->total_seconds + (active_ ? static_cast<double>(timer_.program_ns()) / 1e9 : 0.0);
+    return profiles_[0]->total_seconds + (sampling_ ? static_cast<double>(timer_.program_ns()) / 1e9 : 0.0);
   }
 
-  // The profile being filled (or last filled). Its time accumulates over start/stop pairs.
-  Profile& profile() { return *profile_; }
-  std::shared_ptr<Profile> shared_profile() { return profile_; }
-  // Starts a fresh profile (drops samples and the function caches). Not while active.
+  // The profile of the last run that the reports show by default: time, or else gc or space
+  // when only those were asked for. Its time accumulates over start/stop pairs.
+  Profile& profile() { return *profiles_[static_cast<int>(primary_)]; }
+  Profile& profile(SampleKind kind) { return *profiles_[static_cast<int>(kind)]; }
+  std::shared_ptr<Profile> shared_profile(SampleKind kind) { return profiles_[static_cast<int>(kind)]; }
+  SampleKind primary_kind() const { return primary_; }
+  // Starts fresh profiles (drops samples and the function caches). Not while active.
   void reset();
   // Makes `profile` (e.g. read from a file) the last run, for reports and writers.
-  void adopt(std::shared_ptr<Profile> profile) {
-    reset();
-    profile_ = std::move(profile);
+  void adopt(std::shared_ptr<Profile> profile);
+
+  // Counts calls of these functions only (the values at list index `idx`, a sequence; nil
+  // clears). Far cheaper than counting every call. Not while active.
+  void set_count_list(lua_State* L, int idx);
+  // Allegro's profile-process-p: samples, calls and bytes of an excluded coroutine (or main
+  // thread) are not collected. The thread is held while excluded so its identity stays its own.
+  void set_process_profiled(lua_State* L, lua_State* thread, bool profiled);
+  bool process_profiled(lua_State* thread) const { return excluded_.count(thread) == 0; }
+  // The full source of a function's chunk ("@file.lua", or the chunk text), if known.
+  const std::string* source_of(FunctionId f) const {
+    return f < id_source_.size() && !id_source_[f].empty() ? &id_source_[f] : nullptr;
   }
+  // Pushes closure number `n` of the last run (interpret_closures), or nil.
+  void push_closure(lua_State* L, lua_Integer n);
 
   // A call to this C function is the profiler's own entry: stack walks stop below it, and it is
   // never counted as a call.
@@ -94,9 +131,13 @@ class LuaSampler {
   // The sampler of L's universe, or nullptr.
   static LuaSampler* of(lua_State* L);
 
-  // ---- internal entry points (hook and timer callbacks) ----
+  // ---- internal entry points (hook, timer, allocator and finalizer callbacks) ----
   void on_tick(std::uint64_t ticks, std::uint64_t program_ns);  // signal context
   void on_hook(lua_State* L, lua_Debug* ar);
+  void on_alloc(std::size_t bytes);     // from the allocator wrapper
+  void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
+  lua_Alloc host_alloc() const { return host_alloc_; }
+  void* host_alloc_ud() const { return host_alloc_ud_; }
 
  private:
   struct LuaKey {
@@ -117,21 +158,38 @@ class LuaSampler {
   void arm(lua_State* L, int extra_mask);          // signal or critical context
   void disarm();                                   // normal context, inside critical_
   void take_sample(lua_State* L, bool skip_leaf);
+  // Records the walked frames_ into one profile; returns its leaf.
+  NodeId record(SampleKind kind, std::uint64_t weight);
+  FunctionId new_function(FunctionInfo info);       // in every profile, same id
+  void rename_function(FunctionId id, const std::string& name);
+  void install_space_hooks(lua_State* L);
+  void remove_space_hooks(lua_State* L);
+  void new_gc_sentinel(lua_State* L);
+  void update_excluded();
+  void finish_limit(lua_State* L);                  // suspends when max_samples was reached
   void count_call(lua_State* L, lua_Debug* ar);
   FunctionId cached_id(lua_State* L, lua_Debug* ar, bool* boundary);
   void reset_id_cache(lua_State* L);
   bool walk(lua_State* L, int first_level, std::vector<FunctionId>* leaf_first);
   FunctionId intern(lua_State* L, lua_Debug* ar, bool* boundary);
+  void learn_name(lua_State* L, lua_Debug* ar, FunctionId id);
+  void remember_closure(lua_State* L, lua_Debug* ar, FunctionId id, lua_Integer number);
   void learn_c_names(lua_State* L);
   std::uint32_t chain_index(lua_State* L) const;
-  int base_mask() const { return counting_ ? LUA_MASKCALL : 0; }
 
   lua_State* main_;                                // main thread of the universe
-  std::shared_ptr<Profile> profile_;
+  std::shared_ptr<Profile> profiles_[3];           // by SampleKind
+  SampleKind primary_ = SampleKind::Time;
+  bool kind_enabled_[3] = {true, false, false};   // which profiles this run fills
   SamplingTimer timer_;
   SamplerSettings settings_;
-  bool active_ = false;
+  bool active_ = false;                            // between start and stop
+  bool sampling_ = false;                          // active and not suspended
   bool counting_ = false;
+  bool ran_ = false;                               // a run happened since the last reset
+  bool analyzed_ = false;
+  bool limit_hit_ = false;                         // max_samples reached, suspension pending
+  bool in_profiler_ = false;                       // the profiler's own work: not sampled
 
   // Shared with the signal handler (lock-free atomics only).
   std::atomic<lua_State*> current_{nullptr};       // the state running Lua code now
@@ -142,6 +200,19 @@ class LuaSampler {
   std::atomic<std::uint64_t> arms_{0};             // times the handler armed a hook
   std::atomic<std::uint64_t> merged_{0};           // ticks that found a hook already armed
   std::atomic<std::uint64_t> next_arm_ns_{0};      // program time before which sampling is over budget
+  std::atomic<bool> current_excluded_{false};      // current_ is an excluded process
+  std::atomic<std::uint64_t> excluded_ticks_{0};   // ticks while it ran
+
+  std::uint64_t pending_bytes_ = 0;                // allocation weight awaiting its sample
+  lua_Alloc host_alloc_ = nullptr;                 // the allocator we wrap (null: not wrapped)
+  void* host_alloc_ud_ = nullptr;
+  AllocationCountdown countdown_;                  // where allocation samples fall
+  std::vector<const void*> count_list_;            // functions to count (empty: all)
+  std::unordered_set<lua_State*> excluded_;        // processes not profiled
+  lua_Integer closures_seen_ = 0;                  // interpret_closures numbering
+  std::vector<lua_Integer> closure_no_;            // per FunctionId: its closure number, or 0
+  std::vector<int> lines_;                         // scratch: current line per frame of frames_
+  int line_ = 0;                                   // current line of the frame intern() saw last
 
   std::vector<lua_State*> chain_;                  // resumer chain: chain_[i] resumed chain_[i+1]
   std::unordered_set<void*> boundaries_;           // profiler entry points (C functions)
@@ -154,7 +225,8 @@ class LuaSampler {
   std::vector<std::string> id_source_;             // per FunctionId: full source, to verify keys
   std::vector<std::uint8_t> name_tries_;           // per FunctionId: attempts left to find a name
   std::vector<FunctionId> frames_;                 // scratch: one walk, leaf first
-  NodeId last_leaf_ = kNoNode;                     // leaf of the latest sample of this profile
+  NodeId last_leaf_ = kNoNode;                     // leaf of the latest time sample
+  NodeId last_space_leaf_ = kNoNode;               // leaf of the latest space sample
 };
 
 }  // namespace scriptprof::lua

@@ -17,5 +17,7 @@ struct AllegroOptions {
 
 std::string allegro_flat_report(const Profile& profile, const AllegroOptions& options = {});
 std::string allegro_call_graph(const Profile& profile, const AllegroOptions& options = {});
+// prof:show-call-counts: "<count> #<Function NAME>" per counted function, count descending.
+std::string allegro_call_counts(const Profile& profile);
 
 }  // namespace scriptprof
