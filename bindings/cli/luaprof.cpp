@@ -106,9 +106,9 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--alloc", alloc);
   app.add_option("--max-samples", max_samples);
   app.add_flag("--interpret-closures", o.sampler.interpret_closures);
-  app.add_option("--annotate", o.annotate);
-  app.add_option("--hide", o.report.allegro.hidden);
-  app.add_option("--hide-package", o.report.allegro.hidden_packages);
+  app.add_option("--annotate", o.annotate)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--hide", o.report.allegro.hidden)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--hide-package", o.report.allegro.hidden_packages)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--report", o.report_file);
   app.add_option("--style", o.style);
   app.add_option("-o", o.output);

@@ -129,7 +129,7 @@ RunOptions parse_run_options(lua_State* L, int arg) {
                                                 key, lua_typename(L, type), i, luaL_typename(L, -1)));
         lua_pop(L, 1);
       }
-      lua_pop(L, 1);
+      lua_pop(L, 1);  // the nil that ended the list
     };
     if (std::strcmp(key, "hz") == 0) {
       if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
@@ -160,10 +160,8 @@ RunOptions parse_run_options(lua_State* L, int arg) {
       need(LUA_TBOOLEAN);
       o.sampler.start_sampling = lua_toboolean(L, -1);
     } else if (std::strcmp(key, "count_list") == 0) {
-      lua_pushvalue(L, -1);
       list_of(LUA_TFUNCTION);
     } else if (std::strcmp(key, "except_processes") == 0) {
-      lua_pushvalue(L, -1);
       list_of(LUA_TTHREAD);
     } else if (std::strcmp(key, "loop") == 0) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
@@ -397,10 +395,7 @@ int l_profile_process_p(lua_State* L) {
 
 // profiler.closure(n) -> closure number n of the last run with interpret_closures (or nil).
 int l_closure(lua_State* L) {
-  lua_Integer n = luaL_checkinteger(L, 1);
-  int top = lua_gettop(L);
-  attach_sampler(L)->push_closure(L, n);
-  if (lua_gettop(L) == top) lua_pushnil(L);
+  attach_sampler(L)->push_closure(L, luaL_checkinteger(L, 1));
   return 1;
 }
 
@@ -889,6 +884,8 @@ extern "C" int luaopen_profiler(lua_State* L) {
   LuaSampler* sampler = attach_sampler(L);
   for (const luaL_Reg* r = kFunctions; r->name; ++r) sampler->add_own(r->func);
   sampler->add_boundary(l_statprof);  // frames below the profiled function are the caller's
+  sampler->add_boundary(l_gcprof);
+  sampler->add_boundary(l_with_profiling);
   sampler->add_own(run_guard_close);
   sampler->add_own(sampling_guard_close);
   if (luaL_newmetatable(L, kRunGuardMeta)) {

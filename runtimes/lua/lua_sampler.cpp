@@ -16,7 +16,7 @@ namespace {
 
 const char kSamplerKey = 0;  // its address keys the sampler in the registry
 const char kIdCacheKey = 0;  // its address keys the function -> id cache in the registry
-const char kClosuresKey = 0;  // closure ids: {[closure] = id} and {[n] = closure}, weak
+const char kClosuresKey = 0;  // closure ids: {ids = {[closure] = id}, closures = {[id] = closure}}, weak
 const char kCountListKey = 0;  // the functions of the count list, held for the run
 const char kExcludedKey = 0;  // excluded processes, held until reset
 
@@ -92,6 +92,7 @@ void LuaSampler::reset() {
   id_source_.clear();
   name_tries_.clear();
   closure_no_.clear();
+  closure_by_number_.clear();
   closures_seen_ = 0;
   lua_pushnil(main_);
   lua_rawsetp(main_, LUA_REGISTRYINDEX, &kClosuresKey);
@@ -486,17 +487,28 @@ FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
     info.name = ar->name ? ar->name : "?";
   }
   bool unnamed = info.kind == FunctionKind::Script && info.name == "?";
-  lua_Integer number = closure ? ++closures_seen_ : 0;
+  // Closures are numbered once their prototype has two: a function made once needs no number.
+  LuaKey key{ar->source, ar->linedefined, ar->lastlinedefined};
+  auto sibling = lua_ids_.find(key);
+  bool second = closure && sibling != lua_ids_.end() && id_source_[sibling->second] == ar->source;
+  lua_Integer number = 0;
+  if (second) {
+    FunctionId first = sibling->second;
+    if (!closure_no_[first]) {
+      closure_no_[first] = ++closures_seen_;
+      closure_by_number_.push_back(first);
+      rename_function(first, profiles_[0]->functions.info(first).name);
+    }
+    number = ++closures_seen_;
+  }
   if (number) info.name += " [closure " + std::to_string(number) + "]";
   FunctionId id = new_function(std::move(info));
   id_source_.emplace_back(ar->source);
   name_tries_.push_back(unnamed ? kNameTries : 0);
   closure_no_.push_back(number);
-  if (closure) {
-    remember_closure(L, ar, id, number);
-  } else {
-    lua_ids_[LuaKey{ar->source, ar->linedefined, ar->lastlinedefined}] = id;
-  }
+  if (number) closure_by_number_.push_back(id);
+  if (closure) remember_closure(L, ar, id);
+  if (!second) lua_ids_[key] = id;  // the prototype's first function (closures: its first closure)
   return id;
 }
 
@@ -512,24 +524,20 @@ void LuaSampler::learn_name(lua_State* L, lua_Debug* ar, FunctionId id) {
   }
 }
 
-// Records closure `number` of the run both ways: closure -> id (weak keys) for identity, and
-// number -> closure (weak values) for profiler.closure(n).
-void LuaSampler::remember_closure(lua_State* L, lua_Debug* ar, FunctionId id, lua_Integer number) {
+// Records a closure both ways: closure -> id (weak keys) for identity, and id -> closure (weak
+// values) for profiler.closure(n).
+void LuaSampler::remember_closure(lua_State* L, lua_Debug* ar, FunctionId id) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_createtable(L, 0, 2);
-    lua_createtable(L, 0, 0);  // by closure
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_setfield(L, -2, "ids");
-    lua_createtable(L, 0, 0);  // by number
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "v");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_setfield(L, -2, "closures");
+    for (const char* field : {"ids", "closures"}) {
+      lua_createtable(L, 0, 0);
+      lua_createtable(L, 0, 1);
+      lua_pushstring(L, field[0] == 'i' ? "k" : "v");
+      lua_setfield(L, -2, "__mode");
+      lua_setmetatable(L, -2);
+      lua_setfield(L, -2, field);
+    }
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &kClosuresKey);
   }
@@ -542,14 +550,18 @@ void LuaSampler::remember_closure(lua_State* L, lua_Debug* ar, FunctionId id, lu
   lua_pop(L, 1);
   lua_getfield(L, t, "closures");
   lua_pushvalue(L, -2);
-  lua_rawseti(L, -2, number);
+  lua_rawseti(L, -2, static_cast<lua_Integer>(id));
   lua_settop(L, t - 1);
 }
 
 void LuaSampler::push_closure(lua_State* L, lua_Integer n) {
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) != LUA_TTABLE) return;
+  if (n < 1 || static_cast<std::size_t>(n) > closure_by_number_.size() ||
+      lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) != LUA_TTABLE) {
+    lua_pushnil(L);
+    return;
+  }
   lua_getfield(L, -1, "closures");
-  lua_rawgeti(L, -1, n);
+  lua_rawgeti(L, -1, static_cast<lua_Integer>(closure_by_number_[static_cast<std::size_t>(n) - 1]));
   lua_replace(L, -3);
   lua_pop(L, 1);
 }

@@ -103,7 +103,8 @@ class LuaSampler {
   const std::string* source_of(FunctionId f) const {
     return f < id_source_.size() && !id_source_[f].empty() ? &id_source_[f] : nullptr;
   }
-  // Pushes closure number `n` of the last run (interpret_closures), or nil.
+  // Pushes closure number `n` of the last run (interpret_closures), or nil. Closures are
+  // numbered when their prototype made more than one.
   void push_closure(lua_State* L, lua_Integer n);
 
   // A call to this C function is the profiler's own entry: stack walks stop below it, and it is
@@ -173,7 +174,7 @@ class LuaSampler {
   bool walk(lua_State* L, int first_level, std::vector<FunctionId>* leaf_first);
   FunctionId intern(lua_State* L, lua_Debug* ar, bool* boundary);
   void learn_name(lua_State* L, lua_Debug* ar, FunctionId id);
-  void remember_closure(lua_State* L, lua_Debug* ar, FunctionId id, lua_Integer number);
+  void remember_closure(lua_State* L, lua_Debug* ar, FunctionId id);
   void learn_c_names(lua_State* L);
   std::uint32_t chain_index(lua_State* L) const;
 
@@ -211,6 +212,7 @@ class LuaSampler {
   std::unordered_set<lua_State*> excluded_;        // processes not profiled
   lua_Integer closures_seen_ = 0;                  // interpret_closures numbering
   std::vector<lua_Integer> closure_no_;            // per FunctionId: its closure number, or 0
+  std::vector<FunctionId> closure_by_number_;      // closure n is closure_by_number_[n - 1]
   std::vector<int> lines_;                         // scratch: current line per frame of frames_
   int line_ = 0;                                   // current line of the frame intern() saw last
 

@@ -7,6 +7,7 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include <cstdlib>
 #include <string>
 
 #include "lua_attach.hpp"
@@ -119,4 +120,62 @@ TEST_CASE("many start and stop cycles keep working and keep one profile") {
   CHECK(lua_gethook(s.L) == nullptr);
   CHECK(check_invariants(sampler->profile()).empty());
   CHECK(sampler->accumulated_seconds() > 0.0);
+}
+
+namespace {
+
+// A host allocator that counts live bytes and can be told to fail, to check the wrapper
+// passes every answer through unchanged.
+struct CountingAllocator {
+  long long live = 0;
+  std::size_t fail_above = 0;  // refuse requests larger than this (0: never)
+  static void* alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
+    auto* a = static_cast<CountingAllocator*>(ud);
+    std::size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+      a->live -= static_cast<long long>(old);
+      std::free(ptr);
+      return nullptr;
+    }
+    if (a->fail_above && nsize > a->fail_above) return nullptr;
+    void* p = std::realloc(ptr, nsize);
+    if (p) a->live += static_cast<long long>(nsize) - static_cast<long long>(old);
+    return p;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the allocation wrapper passes failures and frees through and goes away at stop") {
+  CountingAllocator host;
+  lua_State* L = lua_newstate(CountingAllocator::alloc, &host);
+  luaL_openlibs(L);
+  LuaSampler* s = attach_sampler(L);
+  SamplerSettings st = at(1000);
+  st.alloc_bytes = 256;
+  std::string error;
+  REQUIRE(s->start(L, st, &error));
+  void* ud = nullptr;
+  CHECK(lua_getallocf(L, &ud) != CountingAllocator::alloc);  // wrapped
+  host.fail_above = 1 << 20;
+  const char* code = "local ok, e = pcall(string.rep, 'x', 1 << 24) assert(not ok) return e";
+  REQUIRE(luaL_dostring(L, code) == LUA_OK);
+  std::string profiled = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  REQUIRE(luaL_dostring(L, "local t = {} for i = 1, 20000 do t[i] = {i, tostring(i)} end t = nil "
+                           "collectgarbage() collectgarbage()") == LUA_OK);
+  s->stop();
+  CHECK(lua_getallocf(L, &ud) == CountingAllocator::alloc);  // unwrapped
+  CHECK(ud == &host);
+  REQUIRE(luaL_dostring(L, code) == LUA_OK);
+  CHECK(profiled == lua_tostring(L, -1));  // "not enough memory" both times
+  lua_pop(L, 1);
+  // The Lua heap is what Lua says it is: no byte lost or made up by the wrapper.
+  lua_gc(L, LUA_GCCOLLECT);
+  CHECK(host.live == static_cast<long long>(lua_gc(L, LUA_GCCOUNT)) * 1024 + lua_gc(L, LUA_GCCOUNTB));
+  const Profile& space = s->profile(SampleKind::Space);
+  CHECK(space.sample_weight() > 20000 * 40);  // at least the tables' headers were sampled
+  CHECK(check_invariants(space).empty());
+  lua_close(L);
+  CHECK(host.live == 0);
 }

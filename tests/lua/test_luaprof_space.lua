@@ -1,0 +1,63 @@
+-- luaprof's options for space, GC and the Allegro controls.
+local H = dofile("harness.lua")
+assert(H.luaprof, "LUAPROF is not set")
+
+local function read(path) local f = io.open(path); if not f then return nil end local t = f:read("a"); f:close(); return t end
+local dir = os.tmpname(); os.remove(dir); os.execute("mkdir -p " .. dir)
+local function run(args)
+  local out, err = dir .. "/out", dir .. "/err"
+  local ok, how, code = os.execute(string.format("%s %s >%s 2>%s", H.luaprof, args, out, err))
+  return read(out), read(err), how == "exit" and code or -code
+end
+local script = dir .. "/work.lua"
+local f = assert(io.open(script, "w"))
+f:write([[
+local sink
+local function churn(n)
+  for i = 1, n do sink = {i, tostring(i)} end
+end
+local function spin(n)
+  local x = 0
+  for i = 1, n do x = x + i % 7 end
+  return x
+end
+for _ = 1, 3 do churn(1e5); spin(1e6) end
+print("done")
+]])
+f:close()
+
+-- Time, GC and space together: one report each, titled.
+local out, err, code = run("--hz 1000 --gc --alloc 4096 --annotate churn " .. script)
+H.check(code == 0 and out:find("^done\n"), "runs the script: %s %s", code, err)
+local time_at = out:find("== time ==\n", 1, true)
+local gc_at = out:find("== garbage collections (a sample after each) ==\n", 1, true)
+local space_at = out:find("== space (bytes allocated) ==\n", 1, true)
+H.check(time_at and gc_at and space_at and time_at < gc_at and gc_at < space_at, "three titled reports:\n%s", out)
+H.check(out:find("space    Kbytes     Kbytes", 1, true), "the space report is in Kbytes")
+H.check(out:find("churn %(.-work%.lua:2%): [%d.]+%% of the samples") and
+        out:find("\n%s+[%d.]+%s+[%d.]+%s+3%s+  for i = 1, n do sink = {i, tostring%(i%)} end\n"),
+        "--annotate prints churn's lines with shares:\n%s", out)
+
+-- --gc alone: no time profile, the gcprof display only.
+out, err, code = run("--gc " .. script)
+H.check(code == 0 and not out:find("== time", 1, true) and out:find("churn", 1, true), "--gc alone:\n%s%s", out, err)
+
+-- --max-samples: stops early and says so on stderr.
+out, err, code = run("--hz 1000 --max-samples 10 " .. script)
+H.check(code == 0 and out:find("Sample count: 1%d\n") and err:find("max_samples (10) reached", 1, true),
+        "--max-samples:\n%s%s", out, err)
+
+-- Hidden functions in the allegro styles, and the call counts listing.
+out = run("--hz 1000 --calls --style allegro --hide spin --hide-package string. " .. script)
+H.check(out:find("... main chunk", 1, true) and not out:find("spin", 1, true), "--hide:\n%s", out)
+out = run("--calls --style call-counts " .. script)
+H.check(out:find("\n3 #<Function churn %(") and out:find("\n3 #<Function spin %("), "call-counts:\n%s", out)
+
+-- Bad values name the option.
+out, err, code = run("--alloc 0 " .. script)
+H.check(code ~= 0 and err:find("--alloc: '0' is not an integer >= 1", 1, true), "%s", err)
+out, err, code = run("--max-samples lots " .. script)
+H.check(code ~= 0 and err:find("--max-samples: 'lots'", 1, true), "%s", err)
+
+os.execute("rm -rf " .. dir)
+H.done()
