@@ -11,8 +11,17 @@ struct CallInfoPrefix {
   CallInfoPrefix* next;
 };
 
+// The leading fields of a stack slot (lobject.h): a Value, then its type tag.
+struct SlotPrefix {
+  const void* value;  // gc object (closures) or lua_CFunction (light C functions)
+  unsigned char tt;   // low 4 bits: the basic type
+};
+
 enum class Mode { Unknown, Fast, Slow };
 Mode g_mode = Mode::Unknown;  // decided once per process by frame_walk_verified
+int g_pointer_checks = 0;     // agreements seen by function_pointer_verified
+bool g_pointer_broken = false;
+constexpr int kPointerChecks = 64;
 
 CallInfoPrefix* ci_of(const lua_Debug* ar) { return reinterpret_cast<CallInfoPrefix*>(ar->i_ci); }
 
@@ -43,6 +52,33 @@ bool frame_walk_verified(lua_State* L) {
     ++level;
   }
   g_mode = agree ? Mode::Fast : Mode::Slow;
+  return agree;
+}
+
+const void* frame_function_pointer(const lua_Debug* ar, bool caller) {
+  CallInfoPrefix* ci = ci_of(ar);
+  if (caller) {
+    ci = ci->previous;
+    if (ci == nullptr || ci->previous == nullptr) return nullptr;  // the base CallInfo
+  }
+  const auto* slot = static_cast<const SlotPrefix*>(ci->func);
+  return (slot->tt & 0x0f) == LUA_TFUNCTION ? slot->value : nullptr;
+}
+
+bool function_pointer_verified(lua_State* L, lua_Debug* ar) {
+  if (g_pointer_broken) return false;
+  if (g_pointer_checks >= kPointerChecks) return true;
+  lua_getinfo(L, "f", ar);
+  bool agree = lua_topointer(L, -1) == frame_function_pointer(ar);
+  lua_pop(L, 1);
+  lua_Debug below;
+  if (agree && lua_getstack(L, 1, &below)) {
+    lua_getinfo(L, "f", &below);
+    agree = lua_topointer(L, -1) == frame_function_pointer(ar, true);
+    lua_pop(L, 1);
+  }
+  if (agree) ++g_pointer_checks;
+  else g_pointer_broken = true;
   return agree;
 }
 

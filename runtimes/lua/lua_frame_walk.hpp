@@ -33,4 +33,14 @@ class FrameWalk {
 // Whether the fast path agrees with lua_getstack on L's current stack (run once by the sampler).
 bool frame_walk_verified(lua_State* L);
 
+// The function running in `ar`'s frame (ar->i_ci set, as in a hook), as lua_topointer gives it,
+// read from the frame's func slot in O(1): no value pushed, no table touched. `caller` reads
+// the frame below instead. nullptr when there is no such function. Only valid once
+// function_pointer_verified said so; call counting runs on this, once per call.
+const void* frame_function_pointer(const lua_Debug* ar, bool caller = false);
+
+// Checks frame_function_pointer against lua_getinfo("f") + lua_topointer for the hook frame
+// `ar` of L. Counts agreements; any disagreement turns the fast path off for good.
+bool function_pointer_verified(lua_State* L, lua_Debug* ar);
+
 }  // namespace scriptprof::lua

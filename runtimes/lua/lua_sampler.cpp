@@ -162,6 +162,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   update_excluded();
   if (counting_) {
     reset_id_cache(L);  // ids are per profile
+    fn_ids_.clear();    // frees were not watched while stopped
     counting_host_ = {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)};
     lua_sethook(L, sampler_hook, LUA_MASKCALL | (counting_host_.mask & ~LUA_MASKCALL),
                 counting_host_.count);
@@ -213,14 +214,14 @@ void LuaSampler::suspend_sampling() {
   // to the last stack sampled, the same approximation the budget makes; without one they are
   // dropped, and said so.
   if (std::uint64_t left = pending_.exchange(0)) {
-    if (last_leaf_ != kNoNode) {
+    if (last_leaf_ != kNoNode && !time.health.limit_reached) {
       std::vector<FunctionId> frames = time.tree.stack(last_leaf_);
       time.add_sample(0, elapsed_before_ns_ + run_ns, left, frames.data(), frames.size());
     } else {
       time.health.dropped += left;
     }
   }
-  if (pending_bytes_ && last_space_leaf_ != kNoNode) {
+  if (pending_bytes_ && last_space_leaf_ != kNoNode && !profiles_[2]->health.limit_reached) {
     Profile& space = *profiles_[2];
     std::vector<FunctionId> frames = space.tree.stack(last_space_leaf_);
     space.add_sample(0, elapsed_before_ns_ + run_ns, pending_bytes_, frames.data(), frames.size());
@@ -369,6 +370,10 @@ void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
   std::uint64_t bytes = pending_bytes_;
   pending_bytes_ = 0;
   if (ticks == 0 && bytes == 0) return;
+  if (current_excluded_.load(std::memory_order_relaxed) && L == current_.load(std::memory_order_relaxed)) {
+    excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed);  // armed before the exclusion
+    return;
+  }
   frames_.clear();
   lines_.clear();
   walk(L, skip_leaf ? 1 : 0, &frames_);
@@ -665,8 +670,50 @@ FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
 }
 
 void LuaSampler::count_call(lua_State* L, lua_Debug* ar) {
+  if (!function_pointer_verified(L, ar)) return count_call_slowly(L, ar);
+  // Fast path: the function objects are read from the frames and looked up in a C++ map that
+  // the allocator wrapper clears of every freed block, so an address reused by a new closure
+  // never inherits an old id.
+  const void* callee_fp = frame_function_pointer(ar);
+  if (!callee_fp) return;
+  if (!count_list_.empty() && std::find(count_list_.begin(), count_list_.end(), callee_fp) == count_list_.end())
+    return;
+  FunctionId callee;
+  if (auto it = fn_ids_.find(callee_fp); it != fn_ids_.end()) {
+    callee = it->second;
+  } else {
+    bool boundary = false;
+    callee = intern(L, ar, &boundary);
+    fn_ids_.emplace(callee_fp, callee);
+  }
+  if (callee == kNoFunction) return;
+  // A tail call replaced its caller's frame: the caller is unknown then.
+  FunctionId caller = kNoFunction;
+  if (ar->event == LUA_HOOKCALL) {
+    if (const void* caller_fp = frame_function_pointer(ar, true)) {
+      if (auto it = fn_ids_.find(caller_fp); it != fn_ids_.end()) {
+        caller = it->second;
+      } else {
+        lua_Debug below;
+        bool boundary = false;
+        if (lua_getstack(L, 1, &below)) {
+          caller = intern(L, &below, &boundary);
+          fn_ids_.emplace(caller_fp, caller);
+        }
+      }
+    }
+  }
+  for (int k = 0; k < 3; ++k)
+    if (kind_enabled_[k]) profiles_[k]->add_call(callee, caller);
+}
+
+void LuaSampler::on_free(const void* block) {
+  if (!fn_ids_.empty()) fn_ids_.erase(block);
+}
+
+// Where the frame layout is not the one we know: identities through a weak-keyed table.
+void LuaSampler::count_call_slowly(lua_State* L, lua_Debug* ar) {
   if (!count_list_.empty()) {
-    // Only the listed functions: a pointer compare per call, no table lookups.
     lua_getinfo(L, "f", ar);
     const void* f = lua_topointer(L, -1);
     lua_pop(L, 1);
@@ -675,7 +722,6 @@ void LuaSampler::count_call(lua_State* L, lua_Debug* ar) {
   bool boundary = false;
   FunctionId callee = cached_id(L, ar, &boundary);
   if (callee == kNoFunction) return;
-  // A tail call replaced its caller's frame: the caller is unknown then.
   FunctionId caller_id = kNoFunction;
   lua_Debug caller;
   if (ar->event == LUA_HOOKCALL && lua_getstack(L, 1, &caller)) {
@@ -747,7 +793,8 @@ void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
     // A pending sample belongs to whatever runs next: move the arm into the coroutine.
     if (armed_.load() == from) disarm();
     if (counting_ && lua_gethook(co) != sampler_hook) lua_sethook(co, sampler_hook, LUA_MASKCALL, 0);
-    if (pending_.load() > 0) arm(co, 0);
+    // An excluded coroutine takes no sample: pending ticks wait for the resumer's next one.
+    if (pending_.load() > 0 && !current_excluded_.load()) arm(co, 0);
   }
   critical_ = false;
 }

@@ -136,6 +136,7 @@ class LuaSampler {
   void on_tick(std::uint64_t ticks, std::uint64_t program_ns);  // signal context
   void on_hook(lua_State* L, lua_Debug* ar);
   void on_alloc(std::size_t bytes);     // from the allocator wrapper
+  void on_free(const void* block);      // from the allocator wrapper
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
   lua_Alloc host_alloc() const { return host_alloc_; }
   void* host_alloc_ud() const { return host_alloc_ud_; }
@@ -169,6 +170,7 @@ class LuaSampler {
   void update_excluded();
   void finish_limit(lua_State* L);                  // suspends when max_samples was reached
   void count_call(lua_State* L, lua_Debug* ar);
+  void count_call_slowly(lua_State* L, lua_Debug* ar);
   FunctionId cached_id(lua_State* L, lua_Debug* ar, bool* boundary);
   void reset_id_cache(lua_State* L);
   bool walk(lua_State* L, int first_level, std::vector<FunctionId>* leaf_first);
@@ -209,6 +211,7 @@ class LuaSampler {
   void* host_alloc_ud_ = nullptr;
   AllocationCountdown countdown_;                  // where allocation samples fall
   std::vector<const void*> count_list_;            // functions to count (empty: all)
+  std::unordered_map<const void*, FunctionId> fn_ids_;  // call counting: function object -> id
   std::unordered_set<lua_State*> excluded_;        // processes not profiled
   lua_Integer closures_seen_ = 0;                  // interpret_closures numbering
   std::vector<lua_Integer> closure_no_;            // per FunctionId: its closure number, or 0

@@ -18,6 +18,7 @@ const char kGcMetaKey = 0;  // its address keys the sentinel's metatable in the 
 void* sampling_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
   auto* s = static_cast<LuaSampler*>(ud);
   void* block = s->host_alloc()(s->host_alloc_ud(), ptr, osize, nsize);
+  if (nsize == 0 && ptr) s->on_free(ptr);  // a function object's address may be reused now
   if (block && nsize > 0) {
     // With no block, osize is the kind of object being made, not a size (Lua manual 4.6).
     // Growing a block allocates the difference; shrinking and freeing allocate nothing.
@@ -36,7 +37,8 @@ int gc_sentinel_finalizer(lua_State* L) {
 }  // namespace
 
 void LuaSampler::install_space_hooks(lua_State* L) {
-  if (settings_.alloc_bytes) {
+  // Call counting needs the wrapper too: it watches frees to keep function identities exact.
+  if (settings_.alloc_bytes || counting_) {
     timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     countdown_ = AllocationCountdown(settings_.alloc_bytes,
@@ -63,7 +65,7 @@ void LuaSampler::remove_space_hooks(lua_State* L) {
 }
 
 void LuaSampler::on_alloc(std::size_t bytes) {
-  if (!sampling_ || in_profiler_ || current_excluded_.load(std::memory_order_relaxed)) return;
+  if (!settings_.alloc_bytes || !sampling_ || in_profiler_ || current_excluded_.load(std::memory_order_relaxed)) return;
   std::uint64_t weight = countdown_.allocate(bytes);
   if (weight == 0) return;
   pending_bytes_ += weight;
