@@ -81,7 +81,16 @@ void Profile::add_call(FunctionId callee, bool self_call) {
 
 void Profile::add_call(FunctionId callee, FunctionId caller) {
   add_call(callee, caller == callee);
-  if (caller != kNoFunction) ++arc_calls_[arc_key(caller, callee)];
+  if (caller == kNoFunction) return;
+  if (callee >= callers_.size()) callers_.resize(std::size_t{callee} + 1);
+  auto& list = callers_[callee];
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (list[i].first == caller) {
+      ++list[i].second;
+      if (i > 0) std::swap(list[i], list[i - 1]);  // frequent callers drift to the front
+      return;
+    }
+  list.emplace_back(caller, 1);
 }
 
 void Profile::set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls) {
@@ -99,7 +108,7 @@ void Profile::clear() {
   stamp_ = 0;
   total_weight_ = 0;
   empty_weight_ = 0;
-  arc_calls_.clear();
+  callers_.clear();
   lines_.clear();
   total_seconds = 0.0;
   gc_seconds = 0.0;

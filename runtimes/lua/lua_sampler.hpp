@@ -22,6 +22,7 @@ extern "C" {
 
 #include "scriptprof/allocation_countdown.hpp"
 #include "scriptprof/profile.hpp"
+#include "pointer_id_map.hpp"
 #include "scriptprof/sampling_timer.hpp"
 
 namespace scriptprof::lua {
@@ -211,7 +212,11 @@ class LuaSampler {
   void* host_alloc_ud_ = nullptr;
   AllocationCountdown countdown_;                  // where allocation samples fall
   std::vector<const void*> count_list_;            // functions to count (empty: all)
-  std::unordered_map<const void*, FunctionId> fn_ids_;  // call counting: function object -> id
+  PointerIdMap fn_ids_;                            // call counting: function object -> id
+  const void* last_fp_ = nullptr;                  // the last callee and its id (freed: reset)
+  FunctionId last_id_ = kNoFunction;
+  const void* last_caller_fp_ = nullptr;           // the last caller and its id
+  FunctionId last_caller_id_ = kNoFunction;
   std::unordered_set<lua_State*> excluded_;        // processes not profiled
   lua_Integer closures_seen_ = 0;                  // interpret_closures numbering
   std::vector<lua_Integer> closure_no_;            // per FunctionId: its closure number, or 0

@@ -9,8 +9,10 @@ extern "C" {
 
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 
 #include "lua_attach.hpp"
+#include "pointer_id_map.hpp"
 #include "scriptprof/statprof_flat_report.hpp"
 
 using namespace scriptprof;
@@ -178,4 +180,38 @@ TEST_CASE("the allocation wrapper passes failures and frees through and goes awa
   CHECK(check_invariants(space).empty());
   lua_close(L);
   CHECK(host.live == 0);
+}
+
+TEST_CASE("pointer id map agrees with a hash map through inserts and backward-shift erases") {
+  PointerIdMap map;
+  std::unordered_map<const void*, FunctionId> model;
+  std::uint64_t x = 88172645463325252ull;
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (int step = 0; step < 200000; ++step) {
+    // Few distinct keys, clustered like heap addresses, so probe runs collide and wrap.
+    const void* key = reinterpret_cast<const void*>(0x10000 + (next() % 3000) * 16);
+    if (next() % 3 == 0) {
+      map.erase(key);
+      model.erase(key);
+    } else {
+      auto id = static_cast<FunctionId>(next() % 1000);
+      map.insert(key, id);
+      model[key] = id;
+    }
+    if (step % 1000 == 0) {
+      REQUIRE(map.size() == model.size());
+      for (const auto& [k, v] : model) {
+        FunctionId got = kNoFunction;
+        REQUIRE(map.find(k, &got));
+        REQUIRE(got == v);
+      }
+    }
+  }
+  FunctionId unused;
+  CHECK_FALSE(map.find(reinterpret_cast<const void*>(0x8), &unused));
 }

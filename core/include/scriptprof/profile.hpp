@@ -84,8 +84,10 @@ class Profile {
   void add_call(FunctionId callee, FunctionId caller);
   // Exact calls of `callee` by `caller` (0 when none were seen).
   std::uint64_t arc_calls(FunctionId caller, FunctionId callee) const {
-    auto it = arc_calls_.find(arc_key(caller, callee));
-    return it == arc_calls_.end() ? 0 : it->second;
+    if (callee >= callers_.size()) return 0;
+    for (const auto& [f, n] : callers_[callee])
+      if (f == caller) return n;
+    return 0;
   }
   // Sets a function's call counts outright (readers of saved profiles; nullopt = unknown).
   void set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls = 0);
@@ -117,10 +119,9 @@ class Profile {
   std::uint64_t total_weight_ = 0;
   std::uint64_t empty_weight_ = 0;
   bool calls_counted_ = false;
-  static std::uint64_t arc_key(FunctionId caller, FunctionId callee) {
-    return (std::uint64_t{caller} << 32) | callee;
-  }
-  std::unordered_map<std::uint64_t, std::uint64_t> arc_calls_;  // caller << 32 | callee -> calls
+  // Per callee, its callers and their calls: a function has few callers, and a short scan with
+  // the last hit moved to the front beats hashing on every counted call.
+  std::vector<std::vector<std::pair<FunctionId, std::uint64_t>>> callers_;
   struct LineEntry {
     LineCounts counts;
     std::uint32_t stamp = 0;  // last sample that counted it cumulatively

@@ -1,0 +1,40 @@
+-- Exact call counts: recursion, tail calls, C functions, and identities that survive the garbage
+-- collector reusing a dead closure's address for a new one.
+local profiler = require "profiler"
+local H = dofile("harness.lua")
+
+local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+local function tail(n) if n == 0 then return 0 end return tail(n - 1) end
+
+profiler.statprof(function() fib(20); tail(1000); for _ = 1, 10 do string.rep("x", 3) end end,
+                  {count_calls = true, display = false})
+local counts = H.counts(profiler)
+H.check(H.find(counts, "fib").calls == 21891, "fib(20): 21891 calls (%s)", H.find(counts, "fib").calls)
+local t = H.find(counts, "tail") or H.find(counts, "?")
+H.check(t and t.calls == 1001, "tail calls count as calls: %s", t and t.calls)
+H.check(counts["string.rep [C]"] and counts["string.rep [C]"].calls == 10, "C functions are counted")
+for label in pairs(counts) do
+  H.check(not label:find("statprof", 1, true), "the profiler's own functions are not counted: %s", label)
+end
+
+-- Closures made, called and collected in turn: a new closure often lands at a dead one's
+-- address. Each prototype's count must stay exact.
+local function make_a()
+  return function() return 1 end
+end
+local function make_b()
+  return function() return 2 end
+end
+profiler.statprof(function()
+  for i = 1, 3000 do
+    local a = make_a(); a()
+    if i % 10 == 0 then collectgarbage() end
+    local b = make_b(); b(); b()
+  end
+end, {count_calls = true, display = false})
+counts = H.counts(profiler)
+local a_calls, b_calls = (H.find(counts, "a (") or {}).calls, (H.find(counts, "b (") or {}).calls
+H.check(a_calls == 3000 and b_calls == 6000,
+        "calls per prototype stay exact across collections: a %d of 3000, b %d of 6000", a_calls, b_calls)
+
+H.done()
