@@ -6,7 +6,7 @@ local H = dofile("harness.lua")
 local function produce_item(n) local x = 0 for i = 1, 2 * n do x = x + i % 7 end return x end
 local function consume_item(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
 -- Fine rounds (far below the 1 ms period) and ~1 s of work: ~1000 samples, a binomial
--- standard deviation of 1.5 points, so 5 points is over 3 sigma.
+-- standard deviation of 1.5 points.
 local ROUNDS = 12000
 local function producer() for i = 1, ROUNDS do produce_item(5000); coroutine.yield(i) end end
 -- The producer is called from C (resume), so it has no name: find it by its line.
@@ -45,7 +45,9 @@ for name, make in pairs({wrap = via_wrap, resume = via_resume}) do
   local ps = 100 * p_self / n
   print(string.format("%s: %d samples, producer's work %.1f%% (expected 66.7), stitched %d of %d",
                       name, n, ps, stitched, p_self))
-  H.check(math.abs(ps - 200 / 3) <= 5, "%s: producer share %.1f%%", name, ps)
+  -- 4.5 binomial standard deviations: these shared machines run several tests at once.
+  local tolerance = math.max(5, 4.5 * 100 * math.sqrt((2 / 9) / math.max(n, 1)))
+  H.check(math.abs(ps - 200 / 3) <= tolerance, "%s: producer share %.1f%% (tolerance %.1f)", name, ps, tolerance)
   H.check(stitched == p_self, "%s: %d of %d coroutine samples stitched under the resumer", name, stitched, p_self)
   H.check(wrong == 0, "%s: %d resumer samples blamed on the coroutine", name, wrong)
   H.check_invariants(profiler, name)
