@@ -205,7 +205,7 @@ void finish_report() {
   const Options& o = *g_run.options;
   if (g_run.sampler) {
     g_run.sampler->stop();
-    for (scriptprof::FunctionId f = 0; f < g_run.profiles[0].second->functions.size(); ++f) {
+    for (scriptprof::FunctionId f = 0; !o.annotate.empty() && f < g_run.profiles[0].second->functions.size(); ++f) {
       const std::string* src = g_run.sampler->source_of(f);
       g_run.sources.push_back(src ? *src : "");
     }

@@ -131,16 +131,25 @@ RunOptions parse_run_options(lua_State* L, int arg) {
       }
       lua_pop(L, 1);  // the nil that ended the list
     };
-    if (std::strcmp(key, "hz") == 0) {
+    // The plain on/off options.
+    const struct { const char* name; bool* field; } flags[] = {
+        {"count_calls", &o.sampler.count_calls},       {"full_stacks", &o.sampler.full_stacks},
+        {"gc", &o.sampler.gc_samples},                 {"interpret_closures", &o.sampler.interpret_closures},
+        {"start_sampling", &o.sampler.start_sampling}, {"display", &o.display},
+    };
+    bool* flag = nullptr;
+    for (const auto& f : flags)
+      if (std::strcmp(key, f.name) == 0) flag = f.field;
+    if (flag) {
+      need(LUA_TBOOLEAN);
+      *flag = lua_toboolean(L, -1);
+    } else if (std::strcmp(key, "hz") == 0) {
       if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
         o.sampler.sample_time = false;  // hz=false: no time sampling (gc or space only)
       } else {
         need(LUA_TNUMBER);
         set_hz(L, arg, lua_tonumber(L, -1), &o.sampler);
       }
-    } else if (std::strcmp(key, "gc") == 0) {
-      need(LUA_TBOOLEAN);
-      o.sampler.gc_samples = lua_toboolean(L, -1);
     } else if (std::strcmp(key, "alloc") == 0) {
       if (lua_type(L, -1) == LUA_TBOOLEAN) {
         o.sampler.alloc_bytes = lua_toboolean(L, -1) ? kDefaultAllocBytes : 0;
@@ -153,12 +162,6 @@ RunOptions parse_run_options(lua_State* L, int arg) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0)
         luaL_argerror(L, arg, "option 'max_samples' must be an integer >= 0 (0: no bound)");
       o.sampler.max_samples = static_cast<std::uint64_t>(lua_tointeger(L, -1));
-    } else if (std::strcmp(key, "interpret_closures") == 0) {
-      need(LUA_TBOOLEAN);
-      o.sampler.interpret_closures = lua_toboolean(L, -1);
-    } else if (std::strcmp(key, "start_sampling") == 0) {
-      need(LUA_TBOOLEAN);
-      o.sampler.start_sampling = lua_toboolean(L, -1);
     } else if (std::strcmp(key, "count_list") == 0) {
       list_of(LUA_TFUNCTION);
     } else if (std::strcmp(key, "except_processes") == 0) {
@@ -167,18 +170,9 @@ RunOptions parse_run_options(lua_State* L, int arg) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
         luaL_argerror(L, arg, "option 'loop' must be an integer >= 1");
       o.loop = lua_tointeger(L, -1);
-    } else if (std::strcmp(key, "count_calls") == 0) {
-      need(LUA_TBOOLEAN);
-      o.sampler.count_calls = lua_toboolean(L, -1);
-    } else if (std::strcmp(key, "full_stacks") == 0) {
-      need(LUA_TBOOLEAN);
-      o.sampler.full_stacks = lua_toboolean(L, -1);
     } else if (std::strcmp(key, "clock") == 0) {
       need(LUA_TSTRING);
       o.sampler.clock = parse_clock(L, arg, lua_tostring(L, -1));
-    } else if (std::strcmp(key, "display") == 0) {
-      need(LUA_TBOOLEAN);
-      o.display = lua_toboolean(L, -1);
     } else if (std::strcmp(key, "file") == 0) {
       need(LUA_TSTRING);
       o.has_file = true;
@@ -265,13 +259,18 @@ int run_guard_close(lua_State* L) {
 
 const char kRunGuardMeta[] = "scriptprof.run_guard";
 
+// A new run: fresh profiles, then start. reset() leaves an active run alone, and
+// start_or_raise then refuses it.
+void start_fresh_or_raise(lua_State* L, const RunOptions& o) {
+  attach_sampler(L)->reset();
+  start_or_raise(L, o.sampler, o.table);
+}
+
 // Runs fn (at 1) `o.loop` times in a fresh run with options `o` (from 2); returns its results.
 int run_profiled(lua_State* L, const RunOptions& o) {
   lua_settop(L, 2);
   LuaSampler* s = attach_sampler(L);
-  if (s->active()) luaL_error(L, "the profiler is already active (call profiler.stop() first)");
-  s->reset();
-  start_or_raise(L, o.sampler, o.table);
+  start_fresh_or_raise(L, o);
   // To-be-closed: if fn raises, the error passes through unchanged (tracebacks included)
   // and the profiler is off by the time anyone catches it.
   lua_newuserdatauv(L, 0, 0);
@@ -329,11 +328,7 @@ int l_with_profiling(lua_State* L) {
 // profiler.start_profiler([options]): a fresh run (Allegro's start-profiler); with
 // start_sampling=false it starts suspended.
 int l_start_profiler(lua_State* L) {
-  RunOptions o = parse_run_options(L, 1);
-  LuaSampler* s = attach_sampler(L);
-  if (s->active()) luaL_error(L, "the profiler is already active (call profiler.stop() first)");
-  s->reset();
-  start_or_raise(L, o.sampler, o.table);
+  start_fresh_or_raise(L, parse_run_options(L, 1));
   return 0;
 }
 

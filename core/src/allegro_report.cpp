@@ -98,7 +98,6 @@ std::string allegro_call_graph(const Profile& original, const AllegroOptions& o)
   const HiddenFolding folded = analysed(original, o);
   const Profile& p = folded.profile;
   const Units u = units_of(p);
-  const double period = u.scale;
   const double n = static_cast<double>(p.sample_weight());
   // The space variant drops the first line and speaks of mem.s (FORMATS.md 3.2).
   std::string out = u.space ? "" : "Time profile of sampled pc values by function, children, and parents.\n";
@@ -163,7 +162,7 @@ std::string allegro_call_graph(const Profile& original, const AllegroOptions& o)
       for (const auto& [other, link] : v) {
         double local = 100.0 * static_cast<double>(link.count) / incl;
         if (local < o.fractional_significance_threshold * 100) continue;
-        s += printf_string("%6s %6s ", "", "") + printf_string(amount_fmt, static_cast<double>(link.count) * period) +
+        s += printf_string("%6s %6s ", "", "") + printf_string(amount_fmt, static_cast<double>(link.count) * u.scale) +
              printf_string(" %6.1f%c     ", local, link.recursive ? 'r' : ' ') +
              (other == kNoFunction ? std::string("...") : allegro_name(p, other, &folded.called_hidden)) + "\n";
       }
@@ -171,7 +170,7 @@ std::string allegro_call_graph(const Profile& original, const AllegroOptions& o)
     };
     out += lines(parents[f], false);
     out += printf_string("%6.1f %6.1f ", 100.0 * static_cast<double>(c.self) / n, 100.0 * incl / n) +
-           printf_string(amount_fmt, incl * period) +
+           printf_string(amount_fmt, incl * u.scale) +
            printf_string(" %6.1f    ", 100.0 * static_cast<double>(c.self) / incl) +
            allegro_name(p, f, &folded.called_hidden) + "\n";
     out += lines(children[f], true);

@@ -24,20 +24,9 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-// Formats the issues name that are still to come: a clear "not yet" rather than "unknown".
-const std::vector<std::string>& planned_formats() {
-  static const std::vector<std::string> names;
-  return names;
-}
-const std::vector<std::string>& planned_styles() {
-  static const std::vector<std::string> names;
-  return names;
-}
-
-bool contains(const std::vector<std::string>& v, std::string_view s) {
-  for (const auto& x : v)
-    if (x == s) return true;
-  return false;
+// "unknown format 'pdf' (known: lispworks, folded, ...)": the error names every choice.
+std::string unknown_name(const char* what, std::string_view name, const std::vector<std::string>& known) {
+  return "unknown " + std::string(what) + " '" + std::string(name) + "' (known: " + joined(known) + ")";
 }
 
 }  // namespace
@@ -82,9 +71,7 @@ bool render_report(const Profile& p, std::string_view style, std::string* out, s
   } else if (style == "gprof-callgraph") {
     *out = gprof_call_graph(p);
   } else {
-    *error = contains(planned_styles(), style)
-                 ? "report style '" + std::string(style) + "' is not available yet (available: " + joined(report_styles()) + ")"
-                 : "unknown report style '" + std::string(style) + "' (known: " + joined(report_styles()) + ")";
+    *error = unknown_name("report style", style, report_styles());
     return false;
   }
   return true;
@@ -112,9 +99,7 @@ bool render_format(const Profile& p, std::string_view format, std::string* out, 
   } else if (format == "pprof") {
     *out = write_pprof(p);
   } else {
-    *error = contains(planned_formats(), format)
-                 ? "format '" + std::string(format) + "' is not available yet (available: " + joined(file_formats()) + ")"
-                 : "unknown format '" + std::string(format) + "' (known: " + joined(file_formats()) + ")";
+    *error = unknown_name("format", format, file_formats());
     return false;
   }
   return true;

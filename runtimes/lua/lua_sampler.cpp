@@ -393,11 +393,7 @@ void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
     excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed);  // armed before the exclusion
     return;
   }
-  frames_.clear();
-  lines_.clear();
-  walk(L, skip_leaf ? 1 : 0, &frames_);
-  std::reverse(frames_.begin(), frames_.end());
-  std::reverse(lines_.begin(), lines_.end());
+  walk_sample(L, skip_leaf ? 1 : 0);
   if (ticks) last_leaf_ = record(SampleKind::Time, ticks);
   if (bytes) last_space_leaf_ = record(SampleKind::Space, bytes);
 }
@@ -416,10 +412,19 @@ std::uint32_t LuaSampler::chain_index(lua_State* L) const {
   return UINT32_MAX;
 }
 
-// Leaf-first frames of L, then of each resumer up the chain, until a profiler entry point
-// (everything below it is the caller's, not the profiled function's). Returns true when it
-// stopped at such a boundary.
-bool LuaSampler::walk(lua_State* L, int first_level, std::vector<FunctionId>* out) {
+// Fills frames_ and lines_ root first, ready for record().
+void LuaSampler::walk_sample(lua_State* L, int first_level) {
+  frames_.clear();
+  lines_.clear();
+  walk(L, first_level);
+  std::reverse(frames_.begin(), frames_.end());
+  std::reverse(lines_.begin(), lines_.end());
+}
+
+// Leaf-first frames of L (into frames_, their lines into lines_), then of each resumer up the
+// chain, until a profiler entry point (everything below it is the caller's, not the profiled
+// function's). Returns true when it stopped at such a boundary.
+bool LuaSampler::walk(lua_State* L, int first_level) {
   frame_walk_verified(L);  // decides once whether the linear walk is safe
   std::uint32_t idx = chain_index(L);
   lua_State* s = L;
@@ -431,7 +436,7 @@ bool LuaSampler::walk(lua_State* L, int first_level, std::vector<FunctionId>* ou
       FunctionId id = intern(s, &ar, &boundary);
       if (boundary) return true;
       if (id != kNoFunction) {
-        out->push_back(id);
+        frames_.push_back(id);
         lines_.push_back(line_);
       }
     }
@@ -695,8 +700,7 @@ void LuaSampler::count_call(lua_State* L, lua_Debug* ar) {
   // never inherits an old id.
   const void* callee_fp = frame_function_pointer(ar);
   if (!callee_fp) return;
-  if (!count_list_.empty() && std::find(count_list_.begin(), count_list_.end(), callee_fp) == count_list_.end())
-    return;
+  if (!listed(callee_fp)) return;
   FunctionId callee;
   if (callee_fp == last_fp_) {
     callee = last_id_;  // recursion and loops call the same function again and again
@@ -726,6 +730,14 @@ void LuaSampler::count_call(lua_State* L, lua_Debug* ar) {
       last_caller_id_ = caller;
     }
   }
+  record_call(callee, caller);
+}
+
+bool LuaSampler::listed(const void* f) const {
+  return count_list_.empty() || std::find(count_list_.begin(), count_list_.end(), f) != count_list_.end();
+}
+
+void LuaSampler::record_call(FunctionId callee, FunctionId caller) {
   for (int k = 0; k < 3; ++k)
     if (kind_enabled_[k]) profiles_[k]->add_call(callee, caller);
 }
@@ -742,7 +754,7 @@ void LuaSampler::count_call_slowly(lua_State* L, lua_Debug* ar) {
     lua_getinfo(L, "f", ar);
     const void* f = lua_topointer(L, -1);
     lua_pop(L, 1);
-    if (std::find(count_list_.begin(), count_list_.end(), f) == count_list_.end()) return;
+    if (!listed(f)) return;
   }
   bool boundary = false;
   FunctionId callee = cached_id(L, ar, &boundary);
@@ -753,8 +765,7 @@ void LuaSampler::count_call_slowly(lua_State* L, lua_Debug* ar) {
     bool b = false;
     caller_id = cached_id(L, &caller, &b);
   }
-  for (int k = 0; k < 3; ++k)
-    if (kind_enabled_[k]) profiles_[k]->add_call(callee, caller_id);
+  record_call(callee, caller_id);
 }
 
 // ---- Controls -----------------------------------------------------------------------------

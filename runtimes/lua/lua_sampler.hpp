@@ -172,9 +172,12 @@ class LuaSampler {
   void finish_limit(lua_State* L);                  // suspends when max_samples was reached
   void count_call(lua_State* L, lua_Debug* ar);
   void count_call_slowly(lua_State* L, lua_Debug* ar);
+  bool listed(const void* f) const;                 // in the count list (or no list)
+  void record_call(FunctionId callee, FunctionId caller);  // into every profile of the run
   FunctionId cached_id(lua_State* L, lua_Debug* ar, bool* boundary);
   void reset_id_cache(lua_State* L);
-  bool walk(lua_State* L, int first_level, std::vector<FunctionId>* leaf_first);
+  void walk_sample(lua_State* L, int first_level);  // frames_ and lines_, root first
+  bool walk(lua_State* L, int first_level);         // leaf first
   FunctionId intern(lua_State* L, lua_Debug* ar, bool* boundary);
   void learn_name(lua_State* L, lua_Debug* ar, FunctionId id);
   void remember_closure(lua_State* L, lua_Debug* ar, FunctionId id);

@@ -4,7 +4,6 @@
 // being grown, a table being resized), where walking frames or pushing values is not safe.
 #include "lua_sampler.hpp"
 
-#include <algorithm>
 #include <ctime>
 
 namespace scriptprof::lua {
@@ -98,11 +97,7 @@ void LuaSampler::on_gc_cycle(lua_State* L) {
   if (!active_ || !settings_.gc_samples) return;  // the run is over: the sentinel lets go
   if (sampling_ && !in_profiler_ && !current_excluded_.load(std::memory_order_relaxed)) {
     in_profiler_ = true;
-    frames_.clear();
-    lines_.clear();
-    walk(L, 0, &frames_);  // the finalizer is one of our own functions: not a frame
-    std::reverse(frames_.begin(), frames_.end());
-    std::reverse(lines_.begin(), lines_.end());
+    walk_sample(L, 0);  // the finalizer is one of our own functions: not a frame
     record(SampleKind::Gc, 1);
     in_profiler_ = false;
   }
