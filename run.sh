@@ -3,10 +3,12 @@
 #   ./run.sh demo   install what is missing, build, profile samples/quickstart/work.lua
 #   ./run.sh test   install what is missing, build, run the whole test suite: a normal build
 #                   and an AddressSanitizer+UndefinedBehaviorSanitizer build, both through ctest
+#   ./run.sh bench [--quick]   install, build, run samples/bench (overhead, rate, accuracy,
+#                   memory, formats, LuaJIT's profiler alongside); about 8 minutes, --quick 15 s
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(g++ cmake make pkg-config lua5.4 liblua5.4-dev libboost-context-dev catch2 nlohmann-json3-dev zlib1g-dev libcli11-dev golang-go)
+PACKAGES=(g++ cmake make pkg-config lua5.4 liblua5.4-dev libboost-context-dev catch2 nlohmann-json3-dev zlib1g-dev libcli11-dev golang-go luajit)
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 install_missing() {
@@ -44,8 +46,14 @@ case "${1:-}" in
     echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
     (cd build-asan && ctest --output-on-failure -j"$JOBS")
     ;;
+  bench)
+    install_missing
+    build build
+    shift
+    samples/bench/bench.sh build "$@"
+    ;;
   *)
-    echo "usage: ./run.sh demo | test" >&2
+    echo "usage: ./run.sh demo | test | bench [--quick]" >&2
     exit 2
     ;;
 esac

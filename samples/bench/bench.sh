@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole bench: samples/bench/bench.sh BUILD_DIR [--quick] [rounds]
+# (./run.sh bench builds first and calls this). Under 10 minutes on a 2-core machine;
+# --quick, under a minute, runs every configuration once and fails on an insane result.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:?usage: bench.sh BUILD_DIR [--quick] [rounds]}" && pwd)
+shift
+quick=""
+[ "${1:-}" = "--quick" ] && quick="--quick"
+echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
+"$build/bin/scriptprof_format_bench" $quick
+echo
+lua5.4 -e "package.cpath='$build/lib/?.so;'..package.cpath" "$here/bench.lua" "$@"
