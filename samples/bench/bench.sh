@@ -9,6 +9,8 @@ shift
 quick=""
 [ "${1:-}" = "--quick" ] && quick="--quick"
 echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
+"$build/bin/scriptprof_timer_floor" $quick
+echo
 "$build/bin/scriptprof_format_bench" $quick
 echo
 lua5.4 -e "package.cpath='$build/lib/?.so;'..package.cpath" "$here/bench.lua" "$@"

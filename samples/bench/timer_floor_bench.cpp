@@ -1,0 +1,121 @@
+// build/bin/scriptprof_timer_floor [--quick]: what a timer signal costs before any profiling,
+// the floor under every sampling overhead bench.lua prints.
+// A CPU-bound loop runs plain and under (a) a bare SIGEV_THREAD_ID timer with an empty handler
+// and (b) scriptprof's SamplingTimer with a handler that takes no sample, interleaved, at
+// 100, 1000 and 10000 Hz; prints the median ratios and the cost per signal.
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "scriptprof/sampling_timer.hpp"
+
+namespace {
+
+std::atomic<unsigned long> g_signals{0};
+
+// Async-signal-safe: one lock-free atomic increment.
+void empty_handler(int) { g_signals.fetch_add(1, std::memory_order_relaxed); }
+
+// Runs in signal context through SamplingTimer: one lock-free atomic increment.
+void count_ticks(void*, std::uint64_t, std::uint64_t) { g_signals.fetch_add(1, std::memory_order_relaxed); }
+
+double cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double spin(unsigned long n) {
+  double t0 = cpu_seconds();
+  volatile unsigned long x = 0;
+  for (unsigned long i = 0; i < n; ++i) x = x + i;
+  return cpu_seconds() - t0;
+}
+
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  return xs[xs.size() / 2];
+}
+
+struct BareTimer {
+  timer_t id{};
+  bool start(long hz) {
+    sigevent sev{};
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
+    if (timer_create(CLOCK_MONOTONIC, &sev, &id) != 0) return false;
+    itimerspec its{};
+    its.it_interval.tv_sec = 0;
+    its.it_interval.tv_nsec = 1'000'000'000L / hz;
+    its.it_value = its.it_interval;
+    return timer_settime(id, 0, &its, nullptr) == 0;
+  }
+  void stop() { timer_delete(id); }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (argc > 2 || (argc == 2 && !quick)) {
+    std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+    return 2;
+  }
+  const int rounds = quick ? 1 : 9;
+  const unsigned long n = quick ? 150'000'000UL : 300'000'000UL;
+  std::printf("== timer signal floor: a C loop, plain vs ticking, %d interleaved round%s\n", rounds,
+              rounds == 1 ? "" : "s");
+  std::printf("%-28s %8s %8s %12s\n", "timer", "hz", "ratio", "us/signal");
+  int failures = 0;
+  for (long hz : {100L, 1000L, 10000L}) {
+    for (int kind = 0; kind < 2; ++kind) {
+      std::vector<double> plain, ticking, per_signal;
+      for (int r = 0; r < rounds; ++r) {
+        plain.push_back(spin(n));
+        g_signals = 0;
+        std::string error;
+        scriptprof::SamplingTimer timer;
+        BareTimer bare;
+        struct sigaction sa {}, old{};
+        bool ok;
+        if (kind == 0) {
+          sa.sa_handler = empty_handler;
+          sa.sa_flags = SA_RESTART;
+          sigaction(SIGPROF, &sa, &old);
+          ok = bare.start(hz);
+        } else {
+          ok = timer.start({scriptprof::TimerClock::Cpu, 1'000'000'000ULL / static_cast<unsigned long long>(hz)},
+                           count_ticks, nullptr, &error);
+        }
+        if (!ok) {
+          std::fprintf(stderr, "timer failed: %s\n", kind == 0 ? std::strerror(errno) : error.c_str());
+          return 1;
+        }
+        double t = spin(n);
+        if (kind == 0) {
+          bare.stop();
+          sigaction(SIGPROF, &old, nullptr);
+        } else {
+          timer.stop();
+        }
+        ticking.push_back(t);
+        unsigned long signals = g_signals.load();
+        if (signals > 0) per_signal.push_back((t - plain.back()) / static_cast<double>(signals) * 1e6);
+      }
+      double ratio = median(ticking) / median(plain);
+      std::printf("%-28s %8ld %8.3f %12.1f\n", kind == 0 ? "bare signal, empty handler" : "SamplingTimer, no sample",
+                  hz, ratio, per_signal.empty() ? 0.0 : median(per_signal));
+      if (!(ratio > 0.2 && ratio < 20) || per_signal.empty()) ++failures;
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
