@@ -394,6 +394,9 @@ void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
     return;
   }
   walk_sample(L, skip_leaf ? 1 : 0);
+  // The call's caller is the profiler itself (a tick between starting the timer and calling
+  // the profiled function): the callee, about to run, is the best owner of the sample.
+  if (skip_leaf && frames_.empty()) walk_sample(L, 0);
   if (ticks) last_leaf_ = record(SampleKind::Time, ticks);
   if (bytes) last_space_leaf_ = record(SampleKind::Space, bytes);
 }
@@ -425,19 +428,42 @@ void LuaSampler::walk_sample(lua_State* L, int first_level) {
 // chain, until a profiler entry point (everything below it is the caller's, not the profiled
 // function's). Returns true when it stopped at such a boundary.
 bool LuaSampler::walk(lua_State* L, int first_level) {
-  frame_walk_verified(L);  // decides once whether the linear walk is safe
   std::uint32_t idx = chain_index(L);
   lua_State* s = L;
+  const bool linear = frame_walk_verified(L);  // frames come with i_ci, so the func slot is readable
   for (;;) {
     lua_Debug ar;
     FrameWalk frames;
+    // A recursion repeats one closure frame after frame: only the first of a run pays for its
+    // identity (lua_getinfo "S" and a hash lookup); the others read the func slot and a line.
+    const void* run_fp = nullptr;
+    FunctionId run_id = kNoFunction;
+    bool checked = false, slot_ok = false;
     for (bool ok = frames.first(s, first_level, &ar); ok; ok = frames.next(&ar)) {
+      const void* fp = slot_ok ? frame_function_pointer(&ar) : nullptr;
+      if (fp && fp == run_fp) {
+        lua_getinfo(s, "l", &ar);
+        frames_.push_back(run_id);
+        lines_.push_back(ar.currentline);
+        continue;
+      }
       bool boundary = false;
       FunctionId id = intern(s, &ar, &boundary);
       if (boundary) return true;
       if (id != kNoFunction) {
         frames_.push_back(id);
         lines_.push_back(line_);
+      }
+      if (linear && !checked) {
+        // Checked once per walk on its first frame: the slot read must agree with Lua's own.
+        checked = true;
+        lua_getinfo(s, "f", &ar);
+        slot_ok = lua_topointer(s, -1) == frame_function_pointer(&ar);
+        lua_pop(s, 1);
+      }
+      if (slot_ok) {
+        run_fp = id != kNoFunction ? frame_function_pointer(&ar) : nullptr;
+        run_id = id;
       }
     }
     if (idx == UINT32_MAX || idx == 0) return false;

@@ -22,7 +22,10 @@ for label, fn in pairs(cases) do
     local n = profiler.sample_count()
     local share = c[label] and 100 * c[label].self / n or 0
     print(string.format("%s at %d Hz: %.1f%% of %d samples", label, hz, share, n))
-    H.check(share >= 80, "%s at %d Hz: only %.1f%% self", label, hz, share)
+    -- The C function holds ~95% of the time; 4.5 binomial sigma below 90% never fails by chance
+    -- (80% at 1000 Hz, where a collapsed long call would drop far below).
+    local floor = 100 * (0.9 - 4.5 * math.sqrt(0.09 / math.max(n, 1)))
+    H.check(share >= floor, "%s at %d Hz: only %.1f%% self of %d samples (floor %.1f%%)", label, hz, share, n, floor)
     H.check_invariants(profiler, label)
   end
 end

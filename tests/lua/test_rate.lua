@@ -18,7 +18,8 @@ end
 -- CPU clock: no samples while the program sleeps; wall clock: sleeping time is sampled.
 local function nap() os.execute("sleep 0.3") end
 profiler.statprof(nap, {hz = 1000, clock = "cpu", display = false})
-H.check(profiler.sample_count() < 30, "cpu clock sampled a sleeping program %d times", profiler.sample_count())
+-- Only os.execute's own CPU time (fork, wait: up to ~40 ms on a loaded machine) is sampled.
+H.check(profiler.sample_count() < 100, "cpu clock sampled a sleeping program %d times", profiler.sample_count())
 profiler.statprof(nap, {hz = 1000, clock = "wall", display = false})
 H.check(profiler.sample_count() >= 200, "wall clock took only %d samples in 0.3 s", profiler.sample_count())
 H.done()
