@@ -68,8 +68,7 @@ struct RunOptions {
   SamplerSettings sampler;
   lua_Integer loop = 1;
   bool display = true;
-  bool has_file = false;
-  std::string file;
+  const char* file = nullptr;  // anchored by the options table on the stack
   int table = 0;  // stack index of the options table (count_list, except_processes), or 0
 };
 
@@ -83,8 +82,12 @@ TimerClock parse_clock(lua_State* L, int arg, const char* value) {
 }
 
 void set_hz(lua_State* L, int arg, double hz, SamplerSettings* s) {
-  std::string error;
-  if (!parse_hz(hz, &s->period_ns, &error)) luaL_argerror(L, arg, error.c_str());
+  const char* bad = nullptr;
+  {
+    std::string error;
+    if (!parse_hz(hz, &s->period_ns, &error)) bad = lua_pushstring(L, error.c_str());
+  }
+  if (bad) luaL_argerror(L, arg, bad);  // the message lives on the Lua stack, error is gone
 }
 
 const char kRunOptionNames[] =
@@ -175,7 +178,6 @@ RunOptions parse_run_options(lua_State* L, int arg) {
       o.sampler.clock = parse_clock(L, arg, lua_tostring(L, -1));
     } else if (std::strcmp(key, "file") == 0) {
       need(LUA_TSTRING);
-      o.has_file = true;
       o.file = lua_tostring(L, -1);
     } else {
       luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s' (known: %s)", key, kRunOptionNames));
@@ -187,23 +189,36 @@ RunOptions parse_run_options(lua_State* L, int arg) {
 
 // ---- Output ---------------------------------------------------------------------------------
 
-// Writes report text to stdout (nil), an open Lua file handle, or a path (atomically).
-void emit(lua_State* L, int arg, const std::string& text) {
-  if (lua_isnoneornil(L, arg)) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return;
-  }
-  if (lua_type(L, arg) == LUA_TSTRING) {
-    std::string error;
-    if (!write_file_atomically(lua_tostring(L, arg), text, &error)) luaL_error(L, "%s", error.c_str());
-    return;
-  }
+// Lua errors longjmp past C++ frames, whose objects are then never destroyed (a leak at best).
+// So the functions below check their Lua arguments before they own any heap memory, and report
+// later failures by pushing the message; the entry point raises once those objects are gone.
+
+// Checks an output argument: nil (stdout), a path, or an open Lua file handle.
+void check_output(lua_State* L, int arg) {
+  if (lua_isnoneornil(L, arg) || lua_type(L, arg) == LUA_TSTRING) return;
   auto* stream = static_cast<luaL_Stream*>(luaL_testudata(L, arg, LUA_FILEHANDLE));
   if (!stream) luaL_typeerror(L, arg, "file name or file handle");
   if (!stream->closef) luaL_argerror(L, arg, "attempt to use a closed file");
-  if (std::fwrite(text.data(), 1, text.size(), stream->f) != text.size())
-    luaL_error(L, "cannot write the report: %s", std::strerror(errno));
+}
+
+// Writes report text to stdout (nil), an open Lua file handle, or a path (atomically), as
+// check_output allowed. False with the message pushed when the write fails.
+bool emit(lua_State* L, int arg, const std::string& text) {
+  if (lua_isnoneornil(L, arg)) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return true;
+  }
+  if (lua_type(L, arg) == LUA_TSTRING) {
+    std::string error;
+    if (write_file_atomically(lua_tostring(L, arg), text, &error)) return true;
+    lua_pushstring(L, error.c_str());
+    return false;
+  }
+  auto* stream = static_cast<luaL_Stream*>(luaL_testudata(L, arg, LUA_FILEHANDLE));
+  if (std::fwrite(text.data(), 1, text.size(), stream->f) == text.size()) return true;
+  lua_pushfstring(L, "cannot write the report: %s", std::strerror(errno));
+  return false;
 }
 
 FlatReportOptions parse_report_options(lua_State* L, int arg) {
@@ -285,14 +300,15 @@ int run_profiled(lua_State* L, const RunOptions& o) {
   int nresults = lua_gettop(L) - 3;
   if (o.display) {
     s->mark_analyzed();
-    std::string text = statprof_flat_report(s->profile());
-    if (o.has_file) {
-      std::string error;
-      if (!write_file_atomically(o.file, text, &error)) luaL_error(L, "%s", error.c_str());
-    } else {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
+    bool written;
+    {
+      std::string text = statprof_flat_report(s->profile());
+      if (o.file) lua_pushstring(L, o.file);
+      else lua_pushnil(L);
+      written = emit(L, -1, text);
     }
+    if (!written) return lua_error(L);
+    lua_pop(L, 1);
   }
   return nresults;
 }
@@ -561,7 +577,8 @@ int l_display(lua_State* L) {
   const Profile* p;
   int a = profile_argument(L, &p);
   FlatReportOptions o = parse_report_options(L, a + 1);
-  emit(L, a, statprof_flat_report(*p, o));
+  check_output(L, a);
+  if (!emit(L, a, statprof_flat_report(*p, o))) return lua_error(L);  // the text is gone by now
   return 0;
 }
 
@@ -695,9 +712,16 @@ int l_report(lua_State* L) {
   int a = profile_argument(L, &p);
   const char* style = luaL_checkstring(L, a);
   ReportOptions options = parse_style_options(L, a + 2);
-  std::string text, error;
-  if (!render_report(*p, style, &text, &error, options)) luaL_argerror(L, a, error.c_str());
-  emit(L, a + 1, text);
+  check_output(L, a + 1);
+  const char* bad_style = nullptr;
+  bool written = true;
+  {
+    std::string text, error;
+    if (!render_report(*p, style, &text, &error, options)) bad_style = lua_pushstring(L, error.c_str());
+    else written = emit(L, a + 1, text);
+  }
+  if (bad_style) luaL_argerror(L, a, bad_style);
+  if (!written) return lua_error(L);
   return 0;
 }
 
@@ -734,9 +758,15 @@ int l_write(lua_State* L) {
       lua_pop(L, 1);
     }
   }
-  std::string text, error;
-  if (!render_format(*p, format, &text, &error, options)) luaL_argerror(L, a + 1, error.c_str());
-  if (!write_file_atomically(path, text, &error)) luaL_error(L, "%s", error.c_str());
+  const char* bad_format = nullptr;
+  const char* failure = nullptr;
+  {
+    std::string text, error;
+    if (!render_format(*p, format, &text, &error, options)) bad_format = lua_pushstring(L, error.c_str());
+    else if (!write_file_atomically(path, text, &error)) failure = lua_pushstring(L, error.c_str());
+  }
+  if (bad_format) luaL_argerror(L, a + 1, bad_format);
+  if (failure) return lua_error(L);
   return 0;
 }
 
@@ -747,17 +777,24 @@ int l_read(lua_State* L) {
   const char* format = luaL_optstring(L, 2, "");
   LuaSampler* s = attach_sampler(L);
   if (s->active()) luaL_error(L, "cannot read a profile while the profiler is active");
-  auto profile = std::make_shared<Profile>();
-  std::string error;
-  std::vector<std::string> warnings;
-  if (!read_profile_file(path, format, profile.get(), &error, &warnings)) luaL_error(L, "%s", error.c_str());
-  s->adopt(std::move(profile));
-  lua_createtable(L, static_cast<int>(warnings.size()), 0);
-  for (std::size_t i = 0; i < warnings.size(); ++i) {
-    lua_pushstring(L, warnings[i].c_str());
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  bool ok;
+  {
+    auto profile = std::make_shared<Profile>();
+    std::string error;
+    std::vector<std::string> warnings;
+    ok = read_profile_file(path, format, profile.get(), &error, &warnings);
+    if (ok) {
+      s->adopt(std::move(profile));
+      lua_createtable(L, static_cast<int>(warnings.size()), 0);  // may raise only on memory
+      for (std::size_t i = 0; i < warnings.size(); ++i) {
+        lua_pushstring(L, warnings[i].c_str());
+        lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+      }
+    } else {
+      lua_pushstring(L, error.c_str());
+    }
   }
-  return 1;
+  return ok ? 1 : lua_error(L);
 }
 
 // profiler.save_current_profile([kind]) -> a profile object ("time", "gc" or "space"; by
@@ -776,23 +813,28 @@ int l_save_current_profile(lua_State* L) {
 // each line (the analogue of Allegro's disassemble-profile).
 int l_annotate(lua_State* L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
+  check_output(L, 2);
   LuaSampler* s = attach_sampler(L);
   lua_Debug ar;
   lua_pushvalue(L, 1);
   lua_getinfo(L, ">S", &ar);
-  std::string text;
   FunctionId f;
-  if (!s->find_function_value(L, 1, &f)) {
-    text = std::string(ar.short_src) + ":" + std::to_string(ar.linedefined) + ": not sampled in the last run\n";
-  } else {
-    std::vector<std::string> lines;
-    std::string error;
-    if (!source_lines(ar.source, &lines, &error)) text = "(" + error + ": only the sampled lines)\n";
-    text += annotated_source(s->profile(), f, lines);
-  }
+  bool found = s->find_function_value(L, 1, &f);
   s->mark_analyzed();
-  emit(L, 2, text);
-  return 0;
+  bool written;
+  {
+    std::string text;
+    if (!found) {
+      text = std::string(ar.short_src) + ":" + std::to_string(ar.linedefined) + ": not sampled in the last run\n";
+    } else {
+      std::vector<std::string> lines;
+      std::string error;
+      if (!source_lines(ar.source, &lines, &error)) text = "(" + error + ": only the sampled lines)\n";
+      text += annotated_source(s->profile(), f, lines);
+    }
+    written = emit(L, 2, text);
+  }
+  return written ? 0 : lua_error(L);
 }
 
 // profiler.health() -> {signals=, samples_taken=, ticks_merged=, dropped=}: what the sampler
