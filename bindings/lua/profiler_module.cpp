@@ -658,18 +658,17 @@ int l_fetch_call_tree(lua_State* L) {
 }
 
 // {labels=, cumulative=, hidden={names...}, significance_threshold=, fractional_significance_threshold=}
-ReportOptions parse_style_options(lua_State* L, int arg) {
-  ReportOptions o = module_state(L)->display;
-  if (lua_isnoneornil(L, arg)) return o;
-  luaL_checktype(L, arg, LUA_TTABLE);
+// With `o` null, only checks (and raises on a bad option, before any C++ object holds memory);
+// with `o`, reads options already checked, and cannot raise.
+void read_style_options(lua_State* L, int arg, ReportOptions* o) {
   lua_pushnil(L);
   while (lua_next(L, arg)) {
     const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
     auto fraction = [&](double* out) {
       double v = lua_tonumber(L, -1);
-      if (!lua_isnumber(L, -1) || std::isnan(v) || v < 0 || v > 1)
+      if (!o && (!lua_isnumber(L, -1) || std::isnan(v) || v < 0 || v > 1))
         luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be a fraction between 0 and 1", key));
-      *out = v;
+      if (o) *out = v;
     };
     if (std::strcmp(key, "labels") == 0 || std::strcmp(key, "cumulative") == 0) {
       // Same values as display()'s options.
@@ -677,31 +676,44 @@ ReportOptions parse_style_options(lua_State* L, int arg) {
       lua_pushvalue(L, -2);
       lua_setfield(L, -2, key);
       FlatReportOptions f = parse_report_options(L, lua_gettop(L));
-      if (key[0] == 'l') o.flat.labels = f.labels;
-      else o.flat.cumulative = f.cumulative;
+      if (o && key[0] == 'l') o->flat.labels = f.labels;
+      else if (o) o->flat.cumulative = f.cumulative;
       lua_pop(L, 1);
     } else if (std::strcmp(key, "significance_threshold") == 0) {
-      fraction(&o.allegro.significance_threshold);
+      fraction(o ? &o->allegro.significance_threshold : nullptr);
     } else if (std::strcmp(key, "fractional_significance_threshold") == 0) {
-      fraction(&o.allegro.fractional_significance_threshold);
+      fraction(o ? &o->allegro.fractional_significance_threshold : nullptr);
     } else if (std::strcmp(key, "hidden") == 0 || std::strcmp(key, "hidden_packages") == 0) {
-      std::vector<std::string>& names = key[6] == '_' ? o.allegro.hidden_packages : o.allegro.hidden;
       const char* what = key[6] == '_' ? "a list of source or name prefixes" : "a list of function names";
       if (!lua_istable(L, -1)) luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be %s", key, what));
-      names.clear();
+      std::vector<std::string>* names = nullptr;
+      if (o) {
+        names = key[6] == '_' ? &o->allegro.hidden_packages : &o->allegro.hidden;
+        names->clear();
+      }
       for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; ++i) {
-        if (lua_type(L, -1) != LUA_TSTRING) luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be %s", key, what));
-        names.emplace_back(lua_tostring(L, -1));
+        if (!o && lua_type(L, -1) != LUA_TSTRING)
+          luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be %s", key, what));
+        if (names) names->emplace_back(lua_tostring(L, -1));
         lua_pop(L, 1);
       }
       lua_pop(L, 1);
-    } else {
+    } else if (!o) {
       luaL_argerror(L, arg, lua_pushfstring(L,
           "unknown option '%s' (known: labels, cumulative, hidden, hidden_packages, "
           "significance_threshold, fractional_significance_threshold)", key));
     }
     lua_pop(L, 1);
   }
+}
+
+ReportOptions parse_style_options(lua_State* L, int arg) {
+  if (!lua_isnoneornil(L, arg)) {
+    luaL_checktype(L, arg, LUA_TTABLE);
+    read_style_options(L, arg, nullptr);
+  }
+  ReportOptions o = module_state(L)->display;
+  if (!lua_isnoneornil(L, arg)) read_style_options(L, arg, &o);
   return o;
 }
 
@@ -711,11 +723,11 @@ int l_report(lua_State* L) {
   const Profile* p;
   int a = profile_argument(L, &p);
   const char* style = luaL_checkstring(L, a);
-  ReportOptions options = parse_style_options(L, a + 2);
   check_output(L, a + 1);
   const char* bad_style = nullptr;
   bool written = true;
   {
+    ReportOptions options = parse_style_options(L, a + 2);  // raises only before it holds memory
     std::string text, error;
     if (!render_report(*p, style, &text, &error, options)) bad_style = lua_pushstring(L, error.c_str());
     else written = emit(L, a + 1, text);

@@ -238,6 +238,11 @@ TEST_CASE("errors raised through the module keep their messages and leak nothing
       assert(not ok and err:find("nonexistent-scriptprof-directory", 1, true), err)
       ok, err = pcall(profiler.report, "no-such-style-with-a-long-name", unwritable)
       assert(not ok and err:find("no-such-style-with-a-long-name", 1, true), err)
+      local hidden = {hidden = {"a-hidden-function-name-longer-than-sso", "another-long-hidden-name"}}
+      ok, err = pcall(profiler.report, "allegro", unwritable, hidden)
+      assert(not ok and err:find("nonexistent-scriptprof-directory", 1, true), err)
+      ok, err = pcall(profiler.report, "allegro", nil, {hidden = {"a-hidden-function-name-longer-than-sso", 7}})
+      assert(not ok and err:find("a list of function names", 1, true), err)
       ok, err = pcall(profiler.write, unwritable, "lispworks")
       assert(not ok and err:find("nonexistent-scriptprof-directory", 1, true), err)
       ok, err = pcall(profiler.read, unwritable)
