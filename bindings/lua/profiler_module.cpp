@@ -454,6 +454,14 @@ int l_sample_count(lua_State* L) {
 
 // ---- Call data and stats --------------------------------------------------------------------
 
+// t[key] = n for the table at `table` (an index before the push): counts are unsigned in the
+// core, integers in Lua.
+void set_count(lua_State* L, int table, const char* key, std::uint64_t n) {
+  table = lua_absindex(L, table);
+  lua_pushinteger(L, static_cast<lua_Integer>(n));
+  lua_setfield(L, table, key);
+}
+
 void push_call_data(lua_State* L, const Profile& p, const CallStats& s) {
   lua_createtable(L, 0, 5);
   lua_pushstring(L, p.functions.label(s.function).c_str());
@@ -461,12 +469,9 @@ void push_call_data(lua_State* L, const Profile& p, const CallStats& s) {
   if (s.calls) lua_pushinteger(L, static_cast<lua_Integer>(*s.calls));
   else lua_pushnil(L);
   lua_setfield(L, -2, "calls");
-  lua_pushinteger(L, static_cast<lua_Integer>(s.cum_samples));
-  lua_setfield(L, -2, "cum_samples");
-  lua_pushinteger(L, static_cast<lua_Integer>(s.self_samples));
-  lua_setfield(L, -2, "self_samples");
-  lua_pushinteger(L, static_cast<lua_Integer>(s.function));
-  lua_setfield(L, -2, "function_id");
+  set_count(L, -1, "cum_samples", s.cum_samples);
+  set_count(L, -1, "self_samples", s.self_samples);
+  set_count(L, -1, "function_id", s.function);
 }
 
 // The function a call-data table stands for, checked against the current profile.
@@ -600,8 +605,7 @@ int l_fetch_stacks(lua_State* L) {
       lua_pushstring(L, p.functions.label(*it).c_str());
       lua_rawseti(L, -2, ++j);
     }
-    lua_pushinteger(L, static_cast<lua_Integer>(r.weight));
-    lua_setfield(L, -2, "weight");
+    set_count(L, -1, "weight", r.weight);
     lua_rawseti(L, -2, ++i);
   }
   return 1;
@@ -616,8 +620,7 @@ int l_fetch_call_tree(lua_State* L) {
   const CallTree& t = p.tree;
   lua_createtable(L, 0, 1);
   int result = lua_gettop(L);
-  lua_pushinteger(L, static_cast<lua_Integer>(p.sample_weight()));
-  lua_setfield(L, result, "total");
+  set_count(L, result, "total", p.sample_weight());
   lua_createtable(L, static_cast<int>(std::min<std::size_t>(t.size(), INT32_MAX)), 0);
   int tables = lua_gettop(L);  // node id + 1 -> the table standing for it
   bool thread_level = t.roots().size() > 1;
@@ -638,10 +641,8 @@ int l_fetch_call_tree(lua_State* L) {
                                                       : thread_label(p, n);
       lua_pushstring(L, name.c_str());
       lua_setfield(L, -2, "name");
-      lua_pushinteger(L, static_cast<lua_Integer>(node.count));
-      lua_setfield(L, -2, "count");
-      lua_pushinteger(L, static_cast<lua_Integer>(node.self));
-      lua_setfield(L, -2, "self");
+      set_count(L, -1, "count", node.count);
+      set_count(L, -1, "self", node.self);
       lua_pushvalue(L, -1);
       lua_rawseti(L, tables, static_cast<lua_Integer>(n) + 1);
       lua_rawseti(L, parent_table, static_cast<lua_Integer>(luaL_len(L, parent_table)) + 1);
@@ -854,16 +855,11 @@ int l_annotate(lua_State* L) {
 int l_health(lua_State* L) {
   const SamplerHealth& h = last_profile(L).health;
   lua_createtable(L, 0, 4);
-  lua_pushinteger(L, static_cast<lua_Integer>(h.signals));
-  lua_setfield(L, -2, "signals");
-  lua_pushinteger(L, static_cast<lua_Integer>(h.samples_taken));
-  lua_setfield(L, -2, "samples_taken");
-  lua_pushinteger(L, static_cast<lua_Integer>(h.ticks_merged));
-  lua_setfield(L, -2, "ticks_merged");
-  lua_pushinteger(L, static_cast<lua_Integer>(h.dropped));
-  lua_setfield(L, -2, "dropped");
-  lua_pushinteger(L, static_cast<lua_Integer>(h.excluded));
-  lua_setfield(L, -2, "excluded");
+  set_count(L, -1, "signals", h.signals);
+  set_count(L, -1, "samples_taken", h.samples_taken);
+  set_count(L, -1, "ticks_merged", h.ticks_merged);
+  set_count(L, -1, "dropped", h.dropped);
+  set_count(L, -1, "excluded", h.excluded);
   lua_pushboolean(L, h.limit_reached);
   lua_setfield(L, -2, "max_samples_reached");
   return 1;
