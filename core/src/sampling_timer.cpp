@@ -90,6 +90,10 @@ std::uint64_t read_clock(clockid_t id) {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+timespec timespec_of(std::uint64_t ns) {
+  return {static_cast<time_t>(ns / 1'000'000'000u), static_cast<long>(ns % 1'000'000'000u)};
+}
+
 }  // namespace
 
 // ---- Timer -----------------------------------------------------------------------------------
@@ -170,11 +174,9 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   }
   active_.store(true, std::memory_order_release);
   struct itimerspec its;
-  its.it_interval.tv_sec = static_cast<time_t>(settings.period_ns / 1'000'000'000u);
-  its.it_interval.tv_nsec = static_cast<long>(settings.period_ns % 1'000'000'000u);
+  its.it_interval = timespec_of(settings.period_ns);
   // The first check comes at the first tick; program time never runs ahead of the clock.
-  its.it_value.tv_sec = static_cast<time_t>(next_tick_ / 1'000'000'000u);
-  its.it_value.tv_nsec = static_cast<long>(next_tick_ % 1'000'000'000u);
+  its.it_value = timespec_of(next_tick_);
   if (timer_settime(timer_id_, 0, &its, nullptr) != 0) {
     if (error) *error = std::string("timer_settime: ") + std::strerror(errno);
     stop();
