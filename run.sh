@@ -4,7 +4,7 @@
 #   ./run.sh test   install what is missing, build, run the whole test suite: a normal build
 #                   and an AddressSanitizer+UndefinedBehaviorSanitizer build, both through ctest
 #   ./run.sh bench [--quick]   install, build, run samples/bench (overhead, rate, accuracy,
-#                   memory, formats, LuaJIT's profiler alongside); about 8 minutes, --quick 15 s
+#                   memory, formats, LuaJIT's profiler alongside); about 6 minutes, --quick 20 s
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -14,19 +14,14 @@ end
 rounds = rounds or (quick and 1 or 7)
 local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "."
 local W = dofile(here .. "/workloads.lua")
-local w = W.load(quick and 0.2 or 1)
+local w = W.load(quick and W.quick_scale or 1)
 
 local insane = {}
 local function sane(ok, fmt, ...)
   if not ok then insane[#insane + 1] = string.format(fmt, ...) end
 end
 
-local function median(xs)
-  local s = {}
-  for i, x in ipairs(xs) do s[i] = x end
-  table.sort(s)
-  return s[(#s + 1) // 2]
-end
+local median = W.median
 
 local function hook_profile(fn)
   local counts = {}
@@ -194,7 +189,7 @@ for _, clock in ipairs({"cpu", "wall"}) do
 end
 
 -- ---- LuaJIT's profiler on the same workloads --------------------------------------------
-print("\n== peer: LuaJIT's built-in profiler (jit.p, as luajit -jp) on the same workloads")
+print("\n== peer: LuaJIT's built-in profiler (jit.profile doing jit.p's work per sample, as luajit -jp) on the same workloads")
 local probe = io.popen("command -v luajit 2>/dev/null")
 local luajit = probe and probe:read("l")
 if probe then probe:close() end

@@ -4,6 +4,7 @@
 -- deep = fn }, where parts lists {function, calls per run} of the functions whose split is known;
 -- scale 1 gives overhead runs of about 0.15 s and accuracy runs of about 0.5 s here.
 local W = {}
+W.quick_scale = 0.2  -- --quick: every workload a fifth the size
 
 local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
 
@@ -123,7 +124,12 @@ function W.load(scale)
   return w
 end
 
-W.fib = fib
-W.descend = descend
-W.spin = spin
+-- The middle of xs (the upper middle for an even count), leaving xs as it was.
+function W.median(xs)
+  local s = {}
+  for i, x in ipairs(xs) do s[i] = x end
+  table.sort(s)
+  return s[math.floor((#s + 1) / 2)]
+end
+
 return W
