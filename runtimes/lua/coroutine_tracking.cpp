@@ -90,7 +90,47 @@ int co_wrap(lua_State* L) {
   return 1;
 }
 
+// Lua 5.4.4's auxstatus: what coroutine.status would say of co, seen from L.
+enum { kRunning, kDead, kSuspended, kNormal };
+int coroutine_status(lua_State* L, lua_State* co) {
+  if (L == co) return kRunning;
+  switch (lua_status(co)) {
+    case LUA_YIELD:
+      return kSuspended;
+    case LUA_OK: {
+      lua_Debug ar;
+      if (lua_getstack(co, 0, &ar)) return kNormal;  // it has frames: it resumed another
+      return lua_gettop(co) == 0 ? kDead : kSuspended;  // else not started yet
+    }
+    default:
+      return kDead;  // an error ended it
+  }
+}
+
+// Lua 5.4.4's coroutine.close. The __close handlers it runs execute in co, so their samples
+// belong to co, stitched under the closing code.
+int co_close(lua_State* L) {
+  static const char* const names[] = {"running", "dead", "suspended", "normal"};
+  lua_State* co = checked_coroutine(L);
+  int status = coroutine_status(L, co);
+  if (status != kDead && status != kSuspended)
+    return luaL_error(L, "cannot close a %s coroutine", names[status]);
+  LuaSampler* sampler = LuaSampler::of(L);
+  if (sampler) sampler->enter_coroutine(L, co);
+  status = lua_resetthread(co);
+  if (sampler) sampler->leave_coroutine(co, L);
+  if (status == LUA_OK) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_xmove(co, L, 1);  // the error object
+  return 2;
+}
+
 void replace_in(lua_State* L, int table) {
+  lua_pushcfunction(L, co_close);
+  lua_setfield(L, table, "close");
   lua_pushcfunction(L, co_create);
   lua_setfield(L, table, "create");
   lua_pushcfunction(L, co_resume);

@@ -7,6 +7,7 @@ extern "C" {
 #include <new>
 
 #include "coroutine_tracking.hpp"
+#include "hook_tracking.hpp"
 
 namespace scriptprof::lua {
 namespace {
@@ -39,6 +40,7 @@ LuaSampler* attach_sampler(lua_State* L) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, holder);  // keyed by its own address: unique
   (*holder)->name_c_function(wrapped_coroutine_function(), "coroutine.wrap (function)");
   install_coroutine_tracking(L);
+  install_hook_tracking(L);
   return *holder;
 }
 

@@ -1,6 +1,7 @@
 #include "lua_sampler.hpp"
 
 #include "lua_frame_walk.hpp"
+#include "lua_hook_fields.hpp"
 
 extern "C" {
 #include <lauxlib.h>
@@ -53,10 +54,6 @@ void tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t program_n
   static_cast<LuaSampler*>(context)->on_tick(ticks, program_ns);
 }
 
-// The share of program time the profiler may spend sampling. A sample that cost more (a stack
-// 100k frames deep) defers the next arming; the ticks in between are not lost but carried as
-// the next sample's weight, which is sampling at a lower rate: unbiased, and no crawl.
-constexpr std::uint64_t kCostBudgetDivisor = 4;  // at most 1/4 of program time
 
 int event_mask(int event) {
   switch (event) {
@@ -173,6 +170,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
       p.start_unix_ns = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
   }
   learn_c_names(L);
+  locate_hook_fields(L);  // once per process
 
   // Whatever ran before, L runs now.
   if (chain_.empty() || chain_.back() != L) chain_.assign(1, L);
@@ -182,9 +180,10 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
     reset_id_cache(L);  // ids are per profile
     fn_ids_.clear();    // frees were not watched while stopped
     last_fp_ = last_caller_fp_ = nullptr;
-    counting_host_ = {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)};
-    lua_sethook(L, sampler_hook, LUA_MASKCALL | (counting_host_.mask & ~LUA_MASKCALL),
-                counting_host_.count);
+    program_hooks_.clear();
+    if (lua_gethook(L) && lua_gethook(L) != sampler_hook)
+      program_hooks_[L] = {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)};
+    install_counting_hook(L);
   }
   active_ = true;
   ran_ = true;
@@ -246,6 +245,7 @@ void LuaSampler::suspend_sampling() {
     space.add_sample(0, elapsed_before_ns_ + run_ns, pending_bytes_, frames.data(), frames.size());
   }
   pending_bytes_ = 0;
+  pending_gc_ = 0;
   elapsed_before_ns_ += run_ns;
   // Time in excluded processes is not the profile's time (Allegro collects nothing there).
   std::uint64_t excluded = excluded_ticks_.exchange(0);
@@ -260,11 +260,15 @@ void LuaSampler::suspend_sampling() {
 void LuaSampler::stop() {
   if (!active_) return;
   suspend_sampling();
-  if (counting_ && !chain_.empty()) {
-    lua_State* L = chain_.front();
+  if (counting_) {
+    // Threads the program hooked get their hooks back; the others drop ours at their next
+    // event (on_hook), or are already gone.
     critical_ = true;
-    if (lua_gethook(L) == sampler_hook)
-      lua_sethook(L, counting_host_.hook, counting_host_.mask, counting_host_.count);
+    if (!chain_.empty() && lua_gethook(chain_.front()) == sampler_hook && !program_hooks_.count(chain_.front()))
+      lua_sethook(chain_.front(), nullptr, 0, 0);
+    for (const auto& [thread, hook] : program_hooks_)
+      if (lua_gethook(thread) == sampler_hook) lua_sethook(thread, hook.hook, hook.mask, hook.count);
+    program_hooks_.clear();
     critical_ = false;
   }
   remove_space_hooks(main_);
@@ -285,8 +289,9 @@ void LuaSampler::finish_limit(lua_State* L) {
 //
 // Async-signal-safe: it touches only lock-free atomics, the plain HostHook written before
 // armed_ is published, and lua_gethook/lua_gethookmask/lua_gethookcount (field reads) and
-// lua_sethook, which the Lua manual names as safe to call from a signal handler. It never
-// allocates and never walks the stack (settraps inside lua_sethook only marks frames).
+// lua_sethook, which the Lua manual names as safe to call from a signal handler, and plain
+// reads of two int-sized fields of the state (lua_hook_fields.hpp). It never allocates and
+// never walks the stack (settraps inside lua_sethook only marks frames).
 
 void LuaSampler::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
   if (!settings_.sample_time) return;  // the timer only measures time (gc or space runs)
@@ -316,14 +321,28 @@ void LuaSampler::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
   } else if (armed != nullptr) {
     return;  // armed on another state; it samples when that state runs again
   }
+  // A hook is running (the program's): no hook can fire inside it, and the instructions it
+  // runs would count against our count of 1 instead of the program's countdown. The ticks
+  // wait for the next tick after it, which is where the sample would land anyway.
+  // Likewise when the program's count has just restarted: its count hook may be about to be
+  // called, and arming now would take that call and lose the program's event.
+  const int* countdown = (lua_gethookmask(L) & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
+  if (hook_running(L) || (countdown && *countdown == lua_gethookcount(L))) {
+    merged_.fetch_add(ticks, std::memory_order_relaxed);
+    return;
+  }
   arm(L, 0);
 }
 
 void LuaSampler::arm(lua_State* L, int extra_mask) {
   lua_Hook hook = lua_gethook(L);
   int mask = lua_gethookmask(L);
-  if (hook != sampler_hook || !(mask & LUA_MASKCOUNT)) {
-    saved_ = {hook, mask, lua_gethookcount(L)};
+  // Re-arming over our own armed hook keeps the saved one. (Under call counting our hook is
+  // on every thread, with a count when the program's hook has one: not armed for that.)
+  bool rearm = armed_.load(std::memory_order_acquire) == L && hook == sampler_hook && (mask & LUA_MASKCOUNT);
+  if (!rearm) {
+    const int* left = (mask & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
+    saved_ = {hook, mask, lua_gethookcount(L), left ? *left : -1};
   }
   armed_.store(L, std::memory_order_release);
   // COUNT: the next Lua instruction. CALL: a C function calling out (the callee started after
@@ -359,29 +378,87 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     critical_ = true;
     disarm();
     critical_ = false;
+    bool count_due = restore_countdown(L, host, event);
     std::uint64_t at = timer_.program_ns();  // frozen at enter_profiler
     std::uint64_t cost = timer_.leave_profiler();
     next_arm_ns_.store(at + cost * kCostBudgetDivisor, std::memory_order_relaxed);
     in_profiler_ = was_in_profiler;
     finish_limit(L);
-    if (host.hook && host.hook != sampler_hook && (host.mask & event_mask(event))) host.hook(L, ar);
+    // The program's hook gets the events it asked for: this one, unless it is our count event.
+    HostHook program = host.hook != sampler_hook ? host : program_hook(L);
+    bool wanted = event == LUA_HOOKCOUNT ? count_due : (program.mask & event_mask(event)) != 0;
+    if (program.hook && program.hook != sampler_hook && wanted) program.hook(L, ar);
     return;
   }
   in_profiler_ = was_in_profiler;
   if (counting_ && active_) {
     // Our counting hook: pass the events the program's own hook asked for.
-    if (L == chain_.front() && counting_host_.hook && (counting_host_.mask & event_mask(event)))
-      counting_host_.hook(L, ar);
-    if (!(lua_gethookmask(L) & LUA_MASKCOUNT)) return;
+    if (!program_hooks_.empty()) {
+      HostHook program = program_hook(L);
+      if (program.hook && (program.mask & event_mask(event))) program.hook(L, ar);
+      if (lua_gethookmask(L) == (LUA_MASKCALL | program.mask)) return;
+    } else if (lua_gethookmask(L) == LUA_MASKCALL) {
+      return;
+    }
   }
   // A stray hook: copied into a new thread by lua_newthread, or left after the profiler
   // stopped. Put back what the state should have.
   critical_ = true;
   if (counting_ && active_)
-    lua_sethook(L, sampler_hook, LUA_MASKCALL, 0);
+    install_counting_hook(L);
   else
     lua_sethook(L, nullptr, 0, 0);
   critical_ = false;
+}
+
+// Under call counting the program's own hook on L: its events reach it through ours.
+HostHook LuaSampler::program_hook(lua_State* L) const {
+  auto it = program_hooks_.find(L);
+  return it == program_hooks_.end() ? HostHook{} : it->second;
+}
+
+// Our counting hook on L, carrying the events and the count of the program's hook there.
+void LuaSampler::install_counting_hook(lua_State* L) {
+  HostHook program = program_hook(L);
+  lua_sethook(L, sampler_hook, LUA_MASKCALL | program.mask, program.count);
+}
+
+void LuaSampler::set_program_hook(lua_State* L1, lua_Hook hook, int mask, int count) {
+  critical_ = true;
+  bool was_armed = armed_.load() == L1;
+  if (was_armed) disarm();
+  if (active_ && counting_) {
+    if (hook) program_hooks_[L1] = {hook, mask, count};
+    else program_hooks_.erase(L1);
+    install_counting_hook(L1);
+  } else {
+    lua_sethook(L1, hook, mask, count);
+  }
+  // A sample still pending stays armed, over the new hook.
+  if (was_armed && active_ && pending_.load() > 0) arm(L1, 0);
+  critical_ = false;
+}
+
+HostHook LuaSampler::program_visible_hook(lua_State* L1) {
+  critical_ = true;
+  HostHook h{lua_gethook(L1), lua_gethookmask(L1), lua_gethookcount(L1)};
+  if (h.hook == sampler_hook && armed_.load() == L1) h = saved_;
+  if (h.hook == sampler_hook) h = program_hook(L1);
+  critical_ = false;
+  return h;
+}
+
+// lua_sethook restarted the program's instruction count: put back what was left of it, less
+// the instruction this count event stands for. True when the program's own count event falls
+// on this instruction, as it would have without the sample (the restart is then right).
+bool LuaSampler::restore_countdown(lua_State* L, const HostHook& host, int event) {
+  if (!(host.mask & LUA_MASKCOUNT)) return false;
+  int* countdown = hook_countdown(L);
+  if (!countdown || host.countdown < 0) return false;  // not located: the count restarts
+  int left = host.countdown - (event == LUA_HOOKCOUNT ? 1 : 0);
+  if (left <= 0) return true;
+  if (lua_gethook(L) == host.hook && lua_gethookmask(L) == host.mask) *countdown = left;
+  return false;
 }
 
 void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
@@ -854,7 +931,11 @@ void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
   if (active_) {
     // A pending sample belongs to whatever runs next: move the arm into the coroutine.
     if (armed_.load() == from) disarm();
-    if (counting_ && lua_gethook(co) != sampler_hook) lua_sethook(co, sampler_hook, LUA_MASKCALL, 0);
+    if (counting_ && lua_gethook(co) != sampler_hook) {
+      // A hook set on co from C, or before the run: the program's, kept under ours.
+      if (lua_gethook(co)) program_hooks_[co] = {lua_gethook(co), lua_gethookmask(co), lua_gethookcount(co)};
+      install_counting_hook(co);
+    }
     // An excluded coroutine takes no sample: pending ticks wait for the resumer's next one.
     if (pending_.load() > 0 && !current_excluded_.load()) arm(co, 0);
   }
@@ -878,15 +959,20 @@ void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
   critical_ = false;
 }
 
+// lua_newthread copied the creator's hook into the new thread, as it copies a program's hook:
+// the new thread gets what it would have had without the profiler (under ours when counting).
 void LuaSampler::fix_inherited_hook(lua_State* creator, lua_State* created) {
   if (lua_gethook(created) != sampler_hook) return;
   critical_ = true;
-  if (armed_.load() == creator)
-    lua_sethook(created, saved_.hook, saved_.mask, saved_.count);
-  else if (counting_ && active_)
-    lua_sethook(created, sampler_hook, LUA_MASKCALL, 0);
-  else
-    lua_sethook(created, nullptr, 0, 0);
+  HostHook inherited{};
+  if (armed_.load() == creator) inherited = saved_;
+  if (inherited.hook == nullptr || inherited.hook == sampler_hook) inherited = program_hook(creator);
+  if (counting_ && active_) {
+    if (inherited.hook) program_hooks_[created] = inherited;
+    install_counting_hook(created);
+  } else {
+    lua_sethook(created, inherited.hook, inherited.mask, inherited.count);
+  }
   critical_ = false;
 }
 

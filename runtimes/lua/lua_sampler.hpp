@@ -46,11 +46,17 @@ enum class SampleKind : std::uint8_t { Time, Gc, Space };
 // Allegro's profiler-status.
 enum class SamplerStatus : std::uint8_t { Inactive, Suspended, Sampling, Saved, Analyzed };
 
+// The share of program time the profiler may spend sampling. A sample that cost more (a stack
+// 100k frames deep) defers the next arming; the ticks in between are not lost but carried as
+// the next sample's weight, which is sampling at a lower rate: unbiased, and no crawl.
+constexpr std::uint64_t kCostBudgetDivisor = 4;  // at most 1/4 of program time
+
 // The host hook a state had before the sampler armed its own.
 struct HostHook {
   lua_Hook hook = nullptr;
   int mask = 0;
   int count = 0;
+  int countdown = -1;  // instructions left before its count event, when known
 };
 
 class LuaSampler {
@@ -125,6 +131,11 @@ class LuaSampler {
   // Called after lua_newthread: a new thread copies its creator's hook, which may be ours.
   void fix_inherited_hook(lua_State* creator, lua_State* created);
 
+  // debug.sethook/gethook (hook_tracking.cpp): the program sets L1's hook, and sees the hook
+  // it set, whatever hook the profiler has put in its place meanwhile.
+  void set_program_hook(lua_State* L1, lua_Hook hook, int mask, int count);
+  HostHook program_visible_hook(lua_State* L1);
+
   // Function identity of the function running at `ar` in `L` (for proc_call_data and friends).
   FunctionId function_of(lua_State* L, lua_Debug* ar);
   // Function identity of the function value at stack index `idx`, if it was ever seen.
@@ -161,6 +172,9 @@ class LuaSampler {
   void arm(lua_State* L, int extra_mask);          // signal or critical context
   void disarm();                                   // normal context, inside critical_
   void take_sample(lua_State* L, bool skip_leaf);
+  bool restore_countdown(lua_State* L, const HostHook& host, int event);
+  HostHook program_hook(lua_State* L) const;
+  void install_counting_hook(lua_State* L);
   // Records the walked frames_ into one profile; returns its leaf.
   NodeId record(SampleKind kind, std::uint64_t weight);
   FunctionId new_function(FunctionInfo info);       // in every profile, same id
@@ -211,6 +225,7 @@ class LuaSampler {
   std::atomic<std::uint64_t> excluded_ticks_{0};   // ticks while it ran
 
   std::uint64_t pending_bytes_ = 0;                // allocation weight awaiting its sample
+  std::uint64_t pending_gc_ = 0;                   // GC cycles awaiting their sample
   lua_Alloc host_alloc_ = nullptr;                 // the allocator we wrap (null: not wrapped)
   void* host_alloc_ud_ = nullptr;
   AllocationCountdown countdown_;                  // where allocation samples fall
@@ -230,7 +245,7 @@ class LuaSampler {
   std::vector<lua_State*> chain_;                  // resumer chain: chain_[i] resumed chain_[i+1]
   std::unordered_set<void*> boundaries_;           // profiler entry points (C functions)
   std::unordered_set<void*> own_;                  // other profiler C functions
-  HostHook counting_host_;                         // the start state's hook under call counting
+  std::unordered_map<lua_State*, HostHook> program_hooks_;  // counting: each thread's own hook
   std::uint64_t elapsed_before_ns_ = 0;            // program time of earlier start/stop pairs
   std::unordered_map<LuaKey, FunctionId, LuaKeyHash> lua_ids_;
   std::unordered_map<void*, FunctionId> c_ids_;
