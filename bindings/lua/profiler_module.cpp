@@ -18,6 +18,7 @@ extern "C" {
 #include "lua_attach.hpp"
 #include "lua_source_text.hpp"
 #include "profile_object.hpp"
+#include "run_guard.hpp"
 #include "scriptprof/annotated_source.hpp"
 #include "scriptprof/atomic_file.hpp"
 #include "scriptprof/call_stats.hpp"
@@ -266,14 +267,6 @@ void start_or_raise(lua_State* L, const SamplerSettings& settings, int options =
   }
 }
 
-// The guard's __close: an error unwinding through statprof stops the profiler.
-int run_guard_close(lua_State* L) {
-  attach_sampler(L)->stop();
-  return 0;
-}
-
-const char kRunGuardMeta[] = "scriptprof.run_guard";
-
 // A new run: fresh profiles, then start. reset() leaves an active run alone, and
 // start_or_raise then refuses it.
 void start_fresh_or_raise(lua_State* L, const RunOptions& o) {
@@ -281,36 +274,31 @@ void start_fresh_or_raise(lua_State* L, const RunOptions& o) {
   start_or_raise(L, o.sampler, o.table);
 }
 
+// The stack of a run in progress: 1 fn, 2 options, 3 the run guard (to-be-closed: an error or
+// a lua_close stops the profiler and writes the report; the error passes through unchanged),
+// 4 calls left, then the last call's results. A continuation, so fn may yield across it.
+int run_next(lua_State* L, int, lua_KContext) {
+  while (lua_tointeger(L, 4) > 0) {
+    lua_settop(L, 4);
+    lua_pushinteger(L, lua_tointeger(L, 4) - 1);
+    lua_replace(L, 4);
+    lua_pushvalue(L, 1);
+    lua_callk(L, 0, LUA_MULTRET, 0, run_next);
+  }
+  int nresults = lua_gettop(L) - 4;
+  if (!run_guard_finish(L, 3)) return lua_error(L);
+  return nresults;
+}
+
 // Runs fn (at 1) `o.loop` times in a fresh run with options `o` (from 2); returns its results.
 int run_profiled(lua_State* L, const RunOptions& o) {
   lua_settop(L, 2);
   LuaSampler* s = attach_sampler(L);
   start_fresh_or_raise(L, o);
-  // To-be-closed: if fn raises, the error passes through unchanged (tracebacks included)
-  // and the profiler is off by the time anyone catches it.
-  lua_newuserdatauv(L, 0, 0);
-  luaL_setmetatable(L, kRunGuardMeta);
+  push_run_guard(L, s, o.display, o.file);
   lua_toclose(L, 3);
-  for (lua_Integer i = 0; i < o.loop; ++i) {
-    lua_settop(L, 3);
-    lua_pushvalue(L, 1);
-    lua_call(L, 0, LUA_MULTRET);
-  }
-  s->stop();
-  int nresults = lua_gettop(L) - 3;
-  if (o.display) {
-    s->mark_analyzed();
-    bool written;
-    {
-      std::string text = statprof_flat_report(s->profile());
-      if (o.file) lua_pushstring(L, o.file);
-      else lua_pushnil(L);
-      written = emit(L, -1, text);
-    }
-    if (!written) return lua_error(L);
-    lua_pop(L, 1);
-  }
-  return nresults;
+  lua_pushinteger(L, o.loop);
+  return run_next(L, LUA_OK, 0);
 }
 
 // profiler.statprof(fn [, hz | options]) -> fn's results
@@ -372,6 +360,12 @@ int sampling_guard_close(lua_State* L) {
 
 const char kSamplingGuardMeta[] = "scriptprof.sampling_guard";
 
+// with_sampling's end: fn's results are above the guard at 1.
+int with_sampling_done(lua_State* L, int, lua_KContext) {
+  attach_sampler(L)->suspend_sampling();
+  return lua_gettop(L) - 1;
+}
+
 // profiler.with_sampling(fn, ...) -> fn's results: samples only while fn runs.
 int l_with_sampling(lua_State* L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
@@ -381,9 +375,8 @@ int l_with_sampling(lua_State* L) {
   luaL_setmetatable(L, kSamplingGuardMeta);
   lua_insert(L, 1);  // guard, fn, args...: an error in fn still suspends
   lua_toclose(L, 1);
-  lua_call(L, nargs, LUA_MULTRET);
-  attach_sampler(L)->suspend_sampling();
-  return lua_gettop(L) - 1;
+  lua_callk(L, nargs, LUA_MULTRET, 0, with_sampling_done);  // fn may yield across it
+  return with_sampling_done(L, LUA_OK, 0);
 }
 
 // profiler.status() -> "inactive" | "suspended" | "sampling" | "saved" | "analyzed"
@@ -931,13 +924,9 @@ extern "C" int luaopen_profiler(lua_State* L) {
   sampler->add_boundary(l_statprof);  // frames below the profiled function are the caller's
   sampler->add_boundary(l_gcprof);
   sampler->add_boundary(l_with_profiling);
-  sampler->add_own(run_guard_close);
+  sampler->add_own(run_guard_close_function());
   sampler->add_own(sampling_guard_close);
-  if (luaL_newmetatable(L, kRunGuardMeta)) {
-    lua_pushcfunction(L, run_guard_close);
-    lua_setfield(L, -2, "__close");
-  }
-  lua_pop(L, 1);
+  register_run_guard(L);
   if (luaL_newmetatable(L, kSamplingGuardMeta)) {
     lua_pushcfunction(L, sampling_guard_close);
     lua_setfield(L, -2, "__close");
