@@ -1,0 +1,55 @@
+-- The program's own debug.sethook: its hook fires as it asked, gethook reports what it set,
+-- and the profiler's presence is invisible.
+local function work(n) local s = 0 for i = 1, n do s = s + (i % 3 == 0 and 1 or 0) end return s end
+local function leaf(x) return x + 1 end
+local function caller(n) local s = 0 for i = 1, n do s = leaf(s) end return s end
+
+print("no hook", debug.gethook())
+for r = 1, 5 do
+  -- Call and return events, exactly.
+  local calls, rets, lines = 0, 0, 0
+  debug.sethook(function(ev) if ev == "call" or ev == "tail call" then calls = calls + 1 elseif ev == "return" then rets = rets + 1 end end, "cr")
+  local v = caller(20000)
+  debug.sethook()
+  -- Line events, exactly.
+  local seen = {}
+  debug.sethook(function(_, line) lines = lines + 1 seen[line] = true end, "l")
+  work(20000)
+  debug.sethook()
+  -- Count events: one every 100 instructions.
+  local counts = 0
+  debug.sethook(function() counts = counts + 1 end, "", 100)
+  work(200000)
+  local h, mask, count = debug.gethook()
+  debug.sethook()
+  if r == 1 then
+    print("call/return", v, calls, rets)
+    print("lines", lines)
+    print("count", counts)
+    print("gethook while set", type(h), mask, count)
+  end
+end
+-- A hook set on a coroutine, and one set inside it.
+local co = coroutine.create(function()
+  local n = 0
+  debug.sethook(function() n = n + 1 end, "c")
+  caller(1000)
+  debug.sethook()
+  return n
+end)
+print("coroutine's own hook", coroutine.resume(co))
+local events = 0
+local co2 = coroutine.create(function() caller(1000) return "ran" end)
+debug.sethook(co2, function() events = events + 1 end, "r")
+print("hook on a coroutine", coroutine.resume(co2), events)
+print("main still unhooked", debug.gethook())
+-- A hook that raises: the error comes out of the hooked code.
+debug.sethook(function(ev, line) if line == debug.getinfo(1, "l").currentline + 3 then error("hook error", 0) end end, "l")
+local ok, e = pcall(function()
+  local a = 1
+  local b = 2
+  return a + b
+end)
+debug.sethook()
+print("error from hook", ok, e)
+print("after", debug.gethook())
