@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's two entry points (see README.md):
 #   ./run.sh demo   install what is missing, build, profile samples/quickstart/work.lua
-#   ./run.sh test   install what is missing, build, run the whole test suite: a normal build
-#                   and an AddressSanitizer+UndefinedBehaviorSanitizer build, both through ctest
+#   ./run.sh test   install what is missing, build, run the whole test suite: a normal build,
+#                   an AddressSanitizer+UndefinedBehaviorSanitizer build, both through ctest, and
+#                   a ThreadSanitizer build of the C++ tests
 #   ./run.sh bench [--quick]   install, build, run samples/bench (overhead, rate, accuracy,
 #                   memory, formats, LuaJIT's profiler alongside); about 6 minutes, --quick 20 s
 set -euo pipefail
@@ -45,6 +46,9 @@ case "${1:-}" in
     build build-asan -DSCRIPTPROF_SANITIZE=ON
     echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
     (cd build-asan && ctest --output-on-failure -j"$JOBS")
+    build build-tsan -DSCRIPTPROF_TSAN=ON
+    echo "== C++ tests under ThreadSanitizer (build-tsan/): several states on several threads"
+    (cd build-tsan && ctest --output-on-failure -j"$JOBS")
     ;;
   bench)
     install_missing

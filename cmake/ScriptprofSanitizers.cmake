@@ -8,3 +8,10 @@ if(SCRIPTPROF_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # only when instrumenting; the normal build keeps the warning as an error.
   add_compile_options(-Wno-maybe-uninitialized)
 endif()
+
+# ThreadSanitizer: the C++ tests, whose threads profile states of their own. The Lua scripts
+# run under the stock interpreter, which TSan cannot host, so that build leaves them out.
+if(SCRIPTPROF_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()

@@ -4,7 +4,9 @@ extern "C" {
 #include <lauxlib.h>
 #include <lualib.h>
 }
+#include <atomic>
 #include <cstring>
+#include <mutex>
 
 #include "lua_sampler.hpp"
 
@@ -12,7 +14,8 @@ namespace scriptprof::lua {
 namespace {
 
 const char kHookKey[] = "_HOOKKEY";  // ldblib.c's registry table: thread -> hook function
-lua_Hook g_lua_hookf = nullptr;        // ldblib.c's hookf, which calls that function
+std::atomic<lua_Hook> g_lua_hookf{nullptr};  // ldblib.c's hookf, which calls that function
+std::mutex g_find_mutex;                     // states on several threads may load us at once
 
 lua_State* getthread(lua_State* L, int* arg) {
   if (lua_isthread(L, 1)) {
@@ -49,7 +52,7 @@ int db_sethook(lua_State* L) {
     const char* smask = luaL_checkstring(L, arg + 2);
     luaL_checktype(L, arg + 1, LUA_TFUNCTION);
     count = static_cast<int>(luaL_optinteger(L, arg + 3, 0));
-    func = g_lua_hookf;
+    func = g_lua_hookf.load(std::memory_order_relaxed);
     mask = makemask(smask, count);
   }
   if (!luaL_getsubtable(L, LUA_REGISTRYINDEX, kHookKey)) {
@@ -77,7 +80,7 @@ int db_gethook(lua_State* L) {
     luaL_pushfail(L);
     return 1;
   }
-  if (h.hook != g_lua_hookf) {
+  if (h.hook != g_lua_hookf.load(std::memory_order_relaxed)) {
     lua_pushliteral(L, "external hook");
   } else {
     lua_getfield(L, LUA_REGISTRYINDEX, kHookKey);
@@ -100,7 +103,8 @@ int db_gethook(lua_State* L) {
 
 // Lua's hookf, taken from the stock debug.sethook on a scratch thread.
 bool find_lua_hookf(lua_State* L, int debug_table) {
-  if (g_lua_hookf) return true;
+  std::lock_guard<std::mutex> lock(g_find_mutex);
+  if (g_lua_hookf.load()) return true;
   if (lua_getfield(L, debug_table, "sethook") != LUA_TFUNCTION) {
     lua_pop(L, 1);
     return false;
@@ -113,7 +117,7 @@ bool find_lua_hookf(lua_State* L, int debug_table) {
   bool ok = lua_pcall(L, 3, 0, 0) == LUA_OK;
   if (ok) g_lua_hookf = lua_gethook(scratch);
   lua_pop(L, ok ? 1 : 2);  // the thread (and the error)
-  return g_lua_hookf != nullptr;
+  return g_lua_hookf.load() != nullptr;
 }
 
 void replace_in(lua_State* L, int table) {

@@ -1,5 +1,7 @@
 #include "lua_frame_walk.hpp"
 
+#include <atomic>
+
 namespace scriptprof::lua {
 namespace {
 
@@ -18,9 +20,11 @@ struct SlotPrefix {
 };
 
 enum class Mode { Unknown, Fast, Slow };
-Mode g_mode = Mode::Unknown;  // decided once per process by frame_walk_verified
-int g_pointer_checks = 0;     // agreements seen by function_pointer_verified
-bool g_pointer_broken = false;
+// Process-wide, and states on several threads may decide them at once: atomics (relaxed: each
+// value is final once written, and any thread's check gives the same answer).
+std::atomic<Mode> g_mode{Mode::Unknown};  // decided once per process by frame_walk_verified
+std::atomic<int> g_pointer_checks{0};     // agreements seen by function_pointer_verified
+std::atomic<bool> g_pointer_broken{false};
 constexpr int kPointerChecks = 64;
 
 CallInfoPrefix* ci_of(const lua_Debug* ar) { return reinterpret_cast<CallInfoPrefix*>(ar->i_ci); }
@@ -29,7 +33,7 @@ CallInfoPrefix* ci_of(const lua_Debug* ar) { return reinterpret_cast<CallInfoPre
 
 bool FrameWalk::next(lua_Debug* ar) {
   ++level_;
-  if (g_mode != Mode::Fast) return lua_getstack(L_, level_, ar) != 0;
+  if (g_mode.load(std::memory_order_relaxed) != Mode::Fast) return lua_getstack(L_, level_, ar) != 0;
   CallInfoPrefix* caller = ci_of(ar)->previous;
   if (caller == nullptr || caller->previous == nullptr) return false;  // the base CallInfo
   ar->i_ci = reinterpret_cast<struct CallInfo*>(caller);
@@ -37,7 +41,8 @@ bool FrameWalk::next(lua_Debug* ar) {
 }
 
 bool frame_walk_verified(lua_State* L) {
-  if (g_mode != Mode::Unknown) return g_mode == Mode::Fast;
+  Mode decided = g_mode.load(std::memory_order_relaxed);
+  if (decided != Mode::Unknown) return decided == Mode::Fast;
   lua_Debug a, b;
   bool agree = true;
   int level = 0;
@@ -51,7 +56,7 @@ bool frame_walk_verified(lua_State* L) {
     more = expected;
     ++level;
   }
-  g_mode = agree ? Mode::Fast : Mode::Slow;
+  g_mode.store(agree ? Mode::Fast : Mode::Slow, std::memory_order_relaxed);
   return agree;
 }
 
@@ -66,8 +71,8 @@ const void* frame_function_pointer(const lua_Debug* ar, bool caller) {
 }
 
 bool function_pointer_verified(lua_State* L, lua_Debug* ar) {
-  if (g_pointer_broken) return false;
-  if (g_pointer_checks >= kPointerChecks) return true;
+  if (g_pointer_broken.load(std::memory_order_relaxed)) return false;
+  if (g_pointer_checks.load(std::memory_order_relaxed) >= kPointerChecks) return true;
   lua_getinfo(L, "f", ar);
   bool agree = lua_topointer(L, -1) == frame_function_pointer(ar);
   lua_pop(L, 1);
@@ -77,8 +82,8 @@ bool function_pointer_verified(lua_State* L, lua_Debug* ar) {
     agree = lua_topointer(L, -1) == frame_function_pointer(ar, true);
     lua_pop(L, 1);
   }
-  if (agree) ++g_pointer_checks;
-  else g_pointer_broken = true;
+  if (agree) g_pointer_checks.fetch_add(1, std::memory_order_relaxed);
+  else g_pointer_broken.store(true, std::memory_order_relaxed);
   return agree;
 }
 

@@ -1,6 +1,8 @@
 #include "lua_hook_fields.hpp"
 
+#include <atomic>
 #include <cstring>
+#include <mutex>
 
 namespace scriptprof::lua {
 namespace {
@@ -8,8 +10,11 @@ namespace {
 // Offsets in struct lua_State, or -1 when not located (0: not tried yet). In Lua 5.4,
 // `hookcount` follows { hook, errfunc, nCcalls, oldpc, basehookcount }, and `allowhook` is the
 // byte after { next, tt, marked, status }.
-long g_countdown_at = 0;
-long g_allowhook_at = -1;
+// Found once under a mutex (states on several threads may start at once); read as lock-free
+// atomics, also from the signal handler.
+std::mutex g_locate_mutex;
+std::atomic<long> g_countdown_at{0};
+std::atomic<long> g_allowhook_at{-1};
 constexpr long kAllowHookAt = sizeof(void*) + 3;
 
 // The main thread lives inside the global state's allocation (LG), so the bytes read here,
@@ -35,7 +40,8 @@ bool counts_at(const unsigned char* base, long hook_at, int expected) {
 }  // namespace
 
 bool locate_hook_fields(lua_State* L) {
-  if (g_countdown_at != 0) return g_countdown_at > 0;
+  std::lock_guard<std::mutex> lock(g_locate_mutex);
+  if (g_countdown_at.load() != 0) return g_countdown_at.load() > 0;
   g_countdown_at = -1;
   lua_State* main = L;
   if (lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD) == LUA_TTHREAD) main = lua_tothread(L, -1);
@@ -73,12 +79,14 @@ bool locate_hook_fields(lua_State* L) {
 }
 
 int* hook_countdown(lua_State* L) {
-  if (g_countdown_at <= 0) return nullptr;
-  return reinterpret_cast<int*>(reinterpret_cast<unsigned char*>(L) + g_countdown_at);
+  long at = g_countdown_at.load(std::memory_order_relaxed);
+  if (at <= 0) return nullptr;
+  return reinterpret_cast<int*>(reinterpret_cast<unsigned char*>(L) + at);
 }
 
 bool hook_running(lua_State* L) {
-  return g_allowhook_at > 0 && reinterpret_cast<const unsigned char*>(L)[g_allowhook_at] == 0;
+  long at = g_allowhook_at.load(std::memory_order_relaxed);
+  return at > 0 && reinterpret_cast<const unsigned char*>(L)[at] == 0;
 }
 
 }  // namespace scriptprof::lua
