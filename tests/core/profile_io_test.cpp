@@ -67,3 +67,26 @@ TEST_CASE("reading files: errors name the path - and oversized files are refused
   CHECK_FALSE(read_profile_file(path, "", &p, &error));
   CHECK(error == "cannot open '" + std::string(path) + "': No such file or directory");
 }
+
+TEST_CASE("pathological inputs are refused with a clear message - a 2 GB file and a tree a million levels deep") {
+  char path[] = "/tmp/scriptprof-io-XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  // A 2 GiB file that is one line (sparse: no disk is used): refused before anything is read.
+  REQUIRE(ftruncate(fd, off_t{2} << 30) == 0);
+  close(fd);
+  Profile p;
+  std::string error;
+  CHECK_FALSE(read_profile_file(path, "", &p, &error));
+  CHECK(error == "'" + std::string(path) + "' is 2147483648 bytes, above the limit of 1073741824 bytes");
+  // A tree one level deeper than the default limit: refused at the line that passes it.
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << "LispWorks Profiler Tree: x\n";
+    for (int depth = 0; depth <= 1'000'001; ++depth) out << depth << "|1|0|1|0|f\n";
+  }
+  CHECK_FALSE(read_profile_file(path, "", &p, &error));
+  CHECK(error.find(": line 1000003: ") != std::string::npos);
+  CHECK(error.find("1000000") != std::string::npos);
+  unlink(path);
+}
