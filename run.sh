@@ -3,7 +3,7 @@
 #   ./run.sh demo   install what is missing, build, profile samples/quickstart/work.lua
 #   ./run.sh test   install what is missing, build, run the whole test suite: a normal build,
 #                   an AddressSanitizer+UndefinedBehaviorSanitizer build, both through ctest, and
-#                   a ThreadSanitizer build of the C++ tests
+#                   a ThreadSanitizer build of the threads test
 #   ./run.sh bench [--quick]   install, build, run samples/bench (overhead, rate, accuracy,
 #                   memory, formats, LuaJIT's profiler alongside); about 6 minutes, --quick 20 s
 set -euo pipefail
@@ -25,10 +25,13 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-build() {  # build DIR [cmake args...]
+build() {  # build DIR [cmake args...] [-- targets...]
   local dir=$1; shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-  cmake --build "$dir" -j"$JOBS"
+  local args=() targets=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
+  [ $# -gt 0 ] && shift && targets=(--target "$@")
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${args[@]}" >/dev/null
+  cmake --build "$dir" -j"$JOBS" "${targets[@]}"
 }
 
 case "${1:-}" in
@@ -46,7 +49,7 @@ case "${1:-}" in
     build build-asan -DSCRIPTPROF_SANITIZE=ON
     echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
     (cd build-asan && ctest --output-on-failure -j"$JOBS")
-    build build-tsan -DSCRIPTPROF_TSAN=ON
+    build build-tsan -DSCRIPTPROF_TSAN=ON -- lua_threads_tests
     echo "== C++ tests under ThreadSanitizer (build-tsan/): several states on several threads"
     (cd build-tsan && ctest --output-on-failure -j"$JOBS")
     ;;

@@ -69,7 +69,9 @@ local out, err, code = run(string.format("%s --hz 1000 %s", H.luaprof, path))
 H.check(code == 0 and err == "", "work.lua ran cleanly (%s, %s)", code, err)
 H.check(out:find("\n *%d+%.%d%d +[%d.]+ +[%d.]+  hot %(") ~= nil, "hot is in the report:\n%s", out)
 H.check(out:find("main chunk (" .. path .. ")", 1, true) ~= nil, "the main chunk is in the report")
-H.check(not out:find("protected_main", 1, true) and not out:find("[C]", 1, true), "no frame below the script:\n%s", out)
+-- (A C function the script calls, such as print, may be sampled; nothing below the chunk may.)
+H.check(not out:find("protected_main", 1, true) and not out:find("? [C]", 1, true) and not out:find("pcall [C]", 1, true),
+        "no frame below the script:\n%s", out)
 
 -- --report writes the report to a file; the script's output stays on stdout.
 local report = dir .. "/report.txt"
