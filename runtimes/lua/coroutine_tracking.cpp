@@ -5,6 +5,7 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include "lua_library_tables.hpp"
 #include "lua_sampler.hpp"
 
 namespace scriptprof::lua {
@@ -143,14 +144,6 @@ void replace_in(lua_State* L, int table) {
 
 lua_CFunction wrapped_coroutine_function() { return co_wrapped; }
 
-void install_coroutine_tracking(lua_State* L) {
-  int top = lua_gettop(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  if (lua_getfield(L, -1, LUA_COLIBNAME) == LUA_TTABLE) replace_in(L, lua_gettop(L));
-  lua_settop(L, top);
-  // A program may hold a different table as the global `coroutine`.
-  if (lua_getglobal(L, LUA_COLIBNAME) == LUA_TTABLE) replace_in(L, lua_gettop(L));
-  lua_settop(L, top);
-}
+void install_coroutine_tracking(lua_State* L) { replace_in_library(L, LUA_COLIBNAME, replace_in); }
 
 }  // namespace scriptprof::lua

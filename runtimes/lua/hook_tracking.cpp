@@ -8,6 +8,7 @@ extern "C" {
 #include <cstring>
 #include <mutex>
 
+#include "lua_library_tables.hpp"
 #include "lua_sampler.hpp"
 
 namespace scriptprof::lua {
@@ -74,7 +75,7 @@ int db_sethook(lua_State* L) {
 int db_gethook(lua_State* L) {
   int arg;
   lua_State* L1 = getthread(L, &arg);
-  HostHook h{lua_gethook(L1), lua_gethookmask(L1), lua_gethookcount(L1)};
+  HostHook h = hook_of(L1);
   if (LuaSampler* sampler = LuaSampler::of(L)) h = sampler->program_visible_hook(L1);
   if (h.hook == nullptr) {
     luaL_pushfail(L);
@@ -130,13 +131,6 @@ void replace_in(lua_State* L, int table) {
 
 }  // namespace
 
-void install_hook_tracking(lua_State* L) {
-  int top = lua_gettop(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  if (lua_getfield(L, -1, LUA_DBLIBNAME) == LUA_TTABLE) replace_in(L, lua_gettop(L));
-  lua_settop(L, top);
-  if (lua_getglobal(L, LUA_DBLIBNAME) == LUA_TTABLE) replace_in(L, lua_gettop(L));
-  lua_settop(L, top);
-}
+void install_hook_tracking(lua_State* L) { replace_in_library(L, LUA_DBLIBNAME, replace_in); }
 
 }  // namespace scriptprof::lua

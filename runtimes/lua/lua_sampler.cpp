@@ -54,6 +54,10 @@ void tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t program_n
   static_cast<LuaSampler*>(context)->on_tick(ticks, program_ns);
 }
 
+// The share of program time the profiler may spend sampling. A sample that cost more (a stack
+// 100k frames deep) defers the next arming; the ticks in between are not lost but carried as
+// the next sample's weight, which is sampling at a lower rate: unbiased, and no crawl.
+constexpr std::uint64_t kCostBudgetDivisor = 4;  // at most 1/4 of program time
 
 int event_mask(int event) {
   switch (event) {
@@ -182,7 +186,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
     last_fp_ = last_caller_fp_ = nullptr;
     program_hooks_.clear();
     if (lua_gethook(L) && lua_gethook(L) != sampler_hook)
-      program_hooks_[L] = {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)};
+      program_hooks_[L] = hook_of(L);
     install_counting_hook(L);
   }
   active_ = true;
@@ -341,8 +345,9 @@ void LuaSampler::arm(lua_State* L, int extra_mask) {
   // on every thread, with a count when the program's hook has one: not armed for that.)
   bool rearm = armed_.load(std::memory_order_acquire) == L && hook == sampler_hook && (mask & LUA_MASKCOUNT);
   if (!rearm) {
+    saved_ = hook_of(L);
     const int* left = (mask & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
-    saved_ = {hook, mask, lua_gethookcount(L), left ? *left : -1};
+    saved_.countdown = left ? *left : -1;
   }
   armed_.store(L, std::memory_order_release);
   // COUNT: the next Lua instruction. CALL: a C function calling out (the callee started after
@@ -379,9 +384,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     disarm();
     critical_ = false;
     bool count_due = restore_countdown(L, host, event);
-    std::uint64_t at = timer_.program_ns();  // frozen at enter_profiler
-    std::uint64_t cost = timer_.leave_profiler();
-    next_arm_ns_.store(at + cost * kCostBudgetDivisor, std::memory_order_relaxed);
+    leave_profiler_within_budget();
     in_profiler_ = was_in_profiler;
     finish_limit(L);
     // The program's hook gets the events it asked for: this one, unless it is our count event.
@@ -409,6 +412,16 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   else
     lua_sethook(L, nullptr, 0, 0);
   critical_ = false;
+}
+
+void LuaSampler::leave_profiler_within_budget() {
+  std::uint64_t at = timer_.program_ns();  // frozen at enter_profiler
+  std::uint64_t cost = timer_.leave_profiler();
+  next_arm_ns_.store(at + cost * kCostBudgetDivisor, std::memory_order_relaxed);
+}
+
+bool LuaSampler::over_budget() const {
+  return timer_.program_ns() < next_arm_ns_.load(std::memory_order_relaxed);
 }
 
 // Under call counting the program's own hook on L: its events reach it through ours.
@@ -441,7 +454,7 @@ void LuaSampler::set_program_hook(lua_State* L1, lua_Hook hook, int mask, int co
 
 HostHook LuaSampler::program_visible_hook(lua_State* L1) {
   critical_ = true;
-  HostHook h{lua_gethook(L1), lua_gethookmask(L1), lua_gethookcount(L1)};
+  HostHook h = hook_of(L1);
   if (h.hook == sampler_hook && armed_.load() == L1) h = saved_;
   if (h.hook == sampler_hook) h = program_hook(L1);
   critical_ = false;
@@ -933,7 +946,7 @@ void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
     if (armed_.load() == from) disarm();
     if (counting_ && lua_gethook(co) != sampler_hook) {
       // A hook set on co from C, or before the run: the program's, kept under ours.
-      if (lua_gethook(co)) program_hooks_[co] = {lua_gethook(co), lua_gethookmask(co), lua_gethookcount(co)};
+      if (lua_gethook(co)) program_hooks_[co] = hook_of(co);
       install_counting_hook(co);
     }
     // An excluded coroutine takes no sample: pending ticks wait for the resumer's next one.

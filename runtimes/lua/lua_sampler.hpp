@@ -46,11 +46,6 @@ enum class SampleKind : std::uint8_t { Time, Gc, Space };
 // Allegro's profiler-status.
 enum class SamplerStatus : std::uint8_t { Inactive, Suspended, Sampling, Saved, Analyzed };
 
-// The share of program time the profiler may spend sampling. A sample that cost more (a stack
-// 100k frames deep) defers the next arming; the ticks in between are not lost but carried as
-// the next sample's weight, which is sampling at a lower rate: unbiased, and no crawl.
-constexpr std::uint64_t kCostBudgetDivisor = 4;  // at most 1/4 of program time
-
 // The host hook a state had before the sampler armed its own.
 struct HostHook {
   lua_Hook hook = nullptr;
@@ -58,6 +53,9 @@ struct HostHook {
   int count = 0;
   int countdown = -1;  // instructions left before its count event, when known
 };
+
+// L's hook as lua_gethook and friends give it (a field read each: signal-safe).
+inline HostHook hook_of(lua_State* L) { return {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)}; }
 
 class LuaSampler {
  public:
@@ -174,6 +172,10 @@ class LuaSampler {
   void take_sample(lua_State* L, bool skip_leaf);
   bool restore_countdown(lua_State* L, const HostHook& host, int event);
   HostHook program_hook(lua_State* L) const;
+  // The sampling budget: after the profiler's own work (begun with timer_.enter_profiler),
+  // the next sample waits in proportion to what this one cost.
+  void leave_profiler_within_budget();
+  bool over_budget() const;
   void install_counting_hook(lua_State* L);
   // Records the walked frames_ into one profile; returns its leaf.
   NodeId record(SampleKind kind, std::uint64_t weight);

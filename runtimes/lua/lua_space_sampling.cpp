@@ -72,7 +72,7 @@ void LuaSampler::on_alloc(std::size_t bytes) {
   if (!L) return;
   // Over the sampling budget (deep stacks make walks slow, and growing a deep stack allocates
   // all the time): the bytes wait for the next sample point, which carries them.
-  if (timer_.program_ns() < next_arm_ns_.load(std::memory_order_relaxed)) return;
+  if (over_budget()) return;
   // Arm the next safe point, as a tick does; the signal handler keeps off meanwhile. If a hook
   // is already armed, its sample carries these bytes too.
   bool was_critical = critical_.exchange(true);
@@ -101,14 +101,13 @@ void LuaSampler::on_gc_cycle(lua_State* L) {
   if (sampling_ && !in_profiler_ && !current_excluded_.load(std::memory_order_relaxed)) {
     ++pending_gc_;
     // Over the sampling budget, the cycle is carried by the next sample, as ticks are.
-    if (timer_.program_ns() >= next_arm_ns_.load(std::memory_order_relaxed)) {
+    if (!over_budget()) {
       in_profiler_ = true;
       timer_.enter_profiler();
       walk_sample(L, 0);  // the finalizer is one of our own functions: not a frame
       record(SampleKind::Gc, pending_gc_);
       pending_gc_ = 0;
-      std::uint64_t at = timer_.program_ns();
-      next_arm_ns_.store(at + timer_.leave_profiler() * kCostBudgetDivisor, std::memory_order_relaxed);
+      leave_profiler_within_budget();
       in_profiler_ = false;
     }
   }
