@@ -6,6 +6,7 @@ extern "C" {
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -73,27 +74,25 @@ struct Guard {
 
 Guard* guard_at(lua_State* L, int idx) { return static_cast<Guard*>(luaL_checkudata(L, idx, kRunGuardMeta)); }
 
+// The report the guard owes, if any, now the caller's alone (the atexit handler forgets it).
+std::unique_ptr<PendingReport> take_owed(Guard* g) {
+  std::unique_ptr<PendingReport> p(g->owed);
+  g->owed = nullptr;
+  if (p) forget(p.get());
+  return p;
+}
+
 // __close: the run ends here, by return (done already), by error, or by lua_close.
 int guard_close(lua_State* L) {
   Guard* g = guard_at(L, 1);
   g->sampler->stop();
-  if (PendingReport* p = g->owed) {
-    g->owed = nullptr;
-    forget(p);
-    write_owed(p);
-    delete p;
-  }
+  if (auto p = take_owed(g)) write_owed(p.get());
   return 0;
 }
 
 // __gc: a run in a coroutine that was never finished nor closed owes nothing any more.
 int guard_gc(lua_State* L) {
-  Guard* g = guard_at(L, 1);
-  if (PendingReport* p = g->owed) {
-    g->owed = nullptr;
-    forget(p);
-    delete p;
-  }
+  take_owed(guard_at(L, 1));
   return 0;
 }
 
@@ -116,17 +115,12 @@ void push_run_guard(lua_State* L, LuaSampler* sampler, bool display, const char*
 bool run_guard_finish(lua_State* L, int idx) {
   Guard* g = guard_at(L, idx);
   g->sampler->stop();
-  PendingReport* p = g->owed;
-  if (!p) return true;
-  g->owed = nullptr;
-  forget(p);
-  bool written;
+  bool written = true;
   {
     std::string error;
-    written = write_report(p, &error);
+    if (auto p = take_owed(g)) written = write_report(p.get(), &error);
     if (!written) lua_pushstring(L, error.c_str());
   }
-  delete p;
   return written;
 }
 
