@@ -63,6 +63,15 @@ function H.spin(n)
   return x
 end
 
+-- A file's whole text, or nil if it cannot be opened.
+function H.read(path)
+  local f = io.open(path)
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
 -- Output of a shell command, and its exit status.
 function H.run(cmd)
   local p = assert(io.popen(cmd .. " 2>&1"))

@@ -4,7 +4,7 @@ local H = dofile("harness.lua")
 assert(H.luaprof, "LUAPROF is not set")
 local profconv = H.luaprof:gsub("luaprof$", "profconv")
 
-local function read(path) local f = io.open(path); if not f then return nil end local t = f:read("a"); f:close(); return t end
+local read = H.read
 local dir = os.tmpname(); os.remove(dir); os.execute("mkdir -p " .. dir)
 
 local function leaf(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end

@@ -4,7 +4,7 @@ local H = dofile("harness.lua")
 assert(H.luaprof, "LUAPROF is not set")
 
 local function write(path, text) local f = assert(io.open(path, "w")); f:write(text); f:close() end
-local function read(path) local f = io.open(path); if not f then return nil end local t = f:read("a"); f:close(); return t end
+local read = H.read
 local dir = os.tmpname(); os.remove(dir); os.execute("mkdir -p " .. dir)
 
 -- Runs `cmd`, returning stdout, stderr and the exit status separately.

@@ -2,7 +2,7 @@
 local H = dofile("harness.lua")
 assert(H.luaprof, "LUAPROF is not set")
 
-local function read(path) local f = io.open(path); if not f then return nil end local t = f:read("a"); f:close(); return t end
+local read = H.read
 local dir = os.tmpname(); os.remove(dir); os.execute("mkdir -p " .. dir)
 local function run(args)
   local out, err = dir .. "/out", dir .. "/err"

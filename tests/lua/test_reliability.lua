@@ -4,7 +4,7 @@
 local H = dofile("harness.lua")
 local profiler = require "profiler"
 
-local function read(path) local f = io.open(path); if not f then return nil end local t = f:read("a"); f:close(); return t end
+local read = H.read
 -- A statprof flat report (an empty run prints Guile's own line for it).
 local function is_report(text)
   return text ~= nil and (text:find("Sample count:", 1, true) or text:find("No samples recorded.", 1, true)) ~= nil
