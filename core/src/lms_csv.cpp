@@ -9,6 +9,42 @@
 
 namespace scriptprof {
 
+namespace {
+
+struct LmsLine {
+  int type;               // 0 begin, 1 end, 2 mapping
+  std::uint64_t id;
+  std::uint64_t diff;     // types 0 and 1
+  std::string_view text;  // type 2
+};
+
+bool parse_number(std::string_view text, std::uint64_t* out) {
+  auto r = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return !text.empty() && r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
+// One non-empty line; `what` says what is wrong with it.
+bool parse_lms_line(std::string_view line, LmsLine* out, std::string* what) {
+  std::size_t c1 = line.find(','), c2 = c1 == std::string_view::npos ? c1 : line.find(',', c1 + 1);
+  if (c2 == std::string_view::npos) return *what = "expected \"type,id,value\"", false;
+  std::string_view type = line.substr(0, c1), id = line.substr(c1 + 1, c2 - c1 - 1), rest = line.substr(c2 + 1);
+  if (!parse_number(id, &out->id))
+    return *what = "the id must be a non-negative integer, got '" + std::string(id) + "'", false;
+  if (type == "2") {
+    out->type = 2;
+    out->text = rest;
+    return true;
+  }
+  if (type != "0" && type != "1")
+    return *what = "the type must be 0, 1 or 2, got '" + std::string(type) + "'", false;
+  out->type = type == "0" ? 0 : 1;
+  if (!parse_number(rest, &out->diff))
+    return *what = "the time difference must be a non-negative integer, got '" + std::string(rest) + "'", false;
+  return true;
+}
+
+}  // namespace
+
 bool write_lms_csv(const Profile& p, std::string* out, std::string* error) {
   if (!p.keep_samples) {
     if (error) *error = "lms CSV needs the samples in time order: profile with full stacks (full_stacks=true, --full-stacks)";
@@ -17,22 +53,41 @@ bool write_lms_csv(const Profile& p, std::string* out, std::string* error) {
   std::vector<std::uint32_t> threads = sampled_threads(p);
   out->clear();
   if (threads.empty()) return true;
-  std::unordered_map<FunctionId, std::size_t> ids;
-  std::uint64_t last_us = 0;
+  std::unordered_map<FunctionId, std::uint32_t> ids;
+  std::vector<std::string> names;
+  std::vector<LmsEvent> events;
   for (const TimelineEvent& e : thread_timeline(p, threads.front())) {
-    auto [it, fresh] = ids.emplace(e.function, ids.size());
-    if (fresh) {
-      std::string name = p.functions.label(e.function);
-      for (char& c : name)
-        if (c == '\n' || c == '\r') c = ' ';
-      *out += "2," + std::to_string(it->second) + "," + name + "\n";
-    }
+    auto [it, fresh] = ids.emplace(e.function, static_cast<std::uint32_t>(names.size()));
+    if (fresh) names.push_back(p.functions.label(e.function));
+    events.push_back({e.open, it->second, e.t_ns});
+  }
+  *out = write_lms_events(names, events, false);
+  return true;
+}
+
+std::string write_lms_events(const std::vector<std::string>& names, const std::vector<LmsEvent>& events,
+                             bool mapping_first) {
+  std::string out;
+  std::vector<bool> mapped(names.size(), false);
+  auto map = [&](std::uint32_t id) {
+    if (mapped[id]) return;
+    mapped[id] = true;
+    std::string name = names[id];
+    for (char& c : name)
+      if (c == '\n' || c == '\r') c = ' ';
+    out += "2," + std::to_string(id) + "," + name + "\n";
+  };
+  if (mapping_first)
+    for (const LmsEvent& e : events) map(e.id);
+  std::uint64_t last_us = 0;
+  for (const LmsEvent& e : events) {
+    map(e.id);
     // Round the absolute time first, then take differences: rounding never drifts.
     std::uint64_t us = (e.t_ns + 500) / 1000;
-    *out += std::string(e.open ? "0," : "1,") + std::to_string(it->second) + "," + std::to_string(us - last_us) + "\n";
+    out += std::string(e.begin ? "0," : "1,") + std::to_string(e.id) + "," + std::to_string(us - last_us) + "\n";
     last_us = us;
   }
-  return true;
+  return out;
 }
 
 bool read_lms_csv(std::string_view text, Profile* out, std::string* error) {
@@ -58,32 +113,24 @@ bool read_lms_csv(std::string_view text, Profile* out, std::string* error) {
   while (next_line(text, &pos, &line)) {
     ++line_no;
     if (line.empty()) continue;
-    std::size_t c1 = line.find(','), c2 = c1 == std::string_view::npos ? c1 : line.find(',', c1 + 1);
-    if (c2 == std::string_view::npos) return fail(line_no, "expected \"type,id,value\"");
-    std::string_view type = line.substr(0, c1), id_text = line.substr(c1 + 1, c2 - c1 - 1), rest = line.substr(c2 + 1);
-    std::uint64_t id = 0;
-    auto r = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
-    if (id_text.empty() || r.ec != std::errc() || r.ptr != id_text.data() + id_text.size())
-      return fail(line_no, "the id must be a non-negative integer, got '" + std::string(id_text) + "'");
-    if (type == "2") {
+    LmsLine l;
+    std::string what;
+    if (!parse_lms_line(line, &l, &what)) return fail(line_no, what);
+    std::uint64_t id = l.id, diff = l.diff;
+    if (l.type == 2) {
       FunctionInfo info;
-      info.name = std::string(rest);
+      info.name = std::string(l.text);
       info.kind = FunctionKind::Named;
       mapping[id] = out->add_function(std::move(info));  // the last binding wins
       continue;
     }
-    if (type != "0" && type != "1") return fail(line_no, "the type must be 0, 1 or 2, got '" + std::string(type) + "'");
-    std::uint64_t diff = 0;
-    r = std::from_chars(rest.data(), rest.data() + rest.size(), diff);
-    if (rest.empty() || r.ec != std::errc() || r.ptr != rest.data() + rest.size())
-      return fail(line_no, "the time difference must be a non-negative integer, got '" + std::string(rest) + "'");
     auto m = mapping.find(id);
     if (m == mapping.end()) return fail(line_no, "id " + std::to_string(id) + " is used before its mapping line");
     // Times stay far below the ceiling so that nanoseconds and sums cannot wrap around.
     if (diff > Profile::kMaxTotalWeight / 1000 - now) return fail(line_no, "the time passes 2^62 ns");
     now += diff;
     flush();
-    if (type == "0") {
+    if (l.type == 0) {
       open.emplace_back(id, m->second);
       stack.push_back(m->second);
     } else {
@@ -98,6 +145,46 @@ bool read_lms_csv(std::string_view text, Profile* out, std::string* error) {
   }
   if (!open.empty()) return fail(line_no, std::to_string(open.size()) + " interval(s) never end");
   out->total_seconds = static_cast<double>(out->sample_weight()) * 1e-6;
+  return true;
+}
+
+bool read_lms_intervals(std::string_view text, std::vector<LmsInterval>* out, std::string* error) {
+  out->clear();
+  auto fail = [&](std::size_t line, const std::string& what) {
+    if (error) *error = "line " + std::to_string(line) + ": " + what;
+    return false;
+  };
+  std::unordered_map<std::uint64_t, std::string> names;
+  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> open;  // per id, begin times (LIFO)
+  std::uint64_t now = 0;
+  std::size_t line_no = 0, pos = 0, still_open = 0;
+  std::string_view line;
+  while (next_line(text, &pos, &line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    LmsLine l;
+    std::string what;
+    if (!parse_lms_line(line, &l, &what)) return fail(line_no, what);
+    if (l.type == 2) {
+      names[l.id] = std::string(l.text);
+      continue;
+    }
+    auto name = names.find(l.id);
+    if (name == names.end()) return fail(line_no, "id " + std::to_string(l.id) + " is used before its mapping line");
+    if (l.diff > Profile::kMaxTotalWeight / 1000 - now) return fail(line_no, "the time passes 2^62 ns");
+    now += l.diff;
+    std::vector<std::uint64_t>& begins = open[l.id];
+    if (l.type == 0) {
+      begins.push_back(now);
+      ++still_open;
+    } else {
+      if (begins.empty()) return fail(line_no, "end of id " + std::to_string(l.id) + " that is not open");
+      out->push_back({name->second, begins.back(), now});
+      begins.pop_back();
+      --still_open;
+    }
+  }
+  if (still_open) return fail(line_no, std::to_string(still_open) + " interval(s) never end");
   return true;
 }
 

@@ -93,6 +93,16 @@ void Profile::add_call(FunctionId callee, FunctionId caller) {
   list.emplace_back(caller, 1);
 }
 
+void Profile::add_arc_calls(FunctionId caller, FunctionId callee, std::uint64_t n) {
+  if (callee >= callers_.size()) callers_.resize(std::size_t{callee} + 1);
+  for (auto& [f, calls] : callers_[callee])
+    if (f == caller) {
+      calls += n;
+      return;
+    }
+  callers_[callee].emplace_back(caller, n);
+}
+
 void Profile::set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls) {
   counts_[f].calls = calls;
   counts_[f].self_calls = self_calls;
@@ -103,6 +113,7 @@ void Profile::clear() {
   threads.clear();
   tree = CallTree{};
   samples.clear();
+  frame_marks.clear();
   counts_.clear();
   seen_stamp_.clear();
   stamp_ = 0;

@@ -8,6 +8,7 @@
 
 #include "scriptprof/allegro_report.hpp"
 #include "scriptprof/folded_stacks.hpp"
+#include "scriptprof/frame_report.hpp"
 #include "scriptprof/gprof_report.hpp"
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/interval_formats.hpp"
@@ -32,7 +33,7 @@ std::string unknown_name(const char* what, std::string_view name, const std::vec
 }  // namespace
 
 const std::vector<std::string>& report_styles() {
-  static const std::vector<std::string> names = {"flat", "flat-guile2", "tree", "anomalies", "gprof", "gprof-callgraph", "allegro", "allegro-callgraph", "call-counts"};
+  static const std::vector<std::string> names = {"flat", "flat-guile2", "tree", "anomalies", "gprof", "gprof-callgraph", "allegro", "allegro-callgraph", "call-counts", "frames"};
   return names;
 }
 const std::vector<std::string>& file_formats() {
@@ -60,6 +61,8 @@ bool render_report(const Profile& p, std::string_view style, std::string* out, s
     *out = allegro_flat_report(p, options.allegro);
   } else if (style == "allegro-callgraph") {
     *out = allegro_call_graph(p, options.allegro);
+  } else if (style == "frames") {
+    *out = frame_report(p, options.slowest_frames);
   } else if (style == "call-counts") {
     *out = allegro_call_counts(p);
   } else if ((style == "gprof" || style == "gprof-callgraph") && p.clock == ClockKind::Alloc) {

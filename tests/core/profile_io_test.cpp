@@ -44,7 +44,7 @@ TEST_CASE("every registered style and format renders the worked example") {
   }
   std::string out, error;
   CHECK_FALSE(render_report(e.profile, "nope", &out, &error));
-  CHECK(error == "unknown report style 'nope' (known: flat, flat-guile2, tree, anomalies, gprof, gprof-callgraph, allegro, allegro-callgraph, call-counts)");
+  CHECK(error == "unknown report style 'nope' (known: flat, flat-guile2, tree, anomalies, gprof, gprof-callgraph, allegro, allegro-callgraph, call-counts, frames)");
   CHECK_FALSE(render_format(e.profile, "nope", &out, &error));
   CHECK(error == "unknown format 'nope' (known: lispworks, folded, speedscope, chrome, pprof, html, sampler, lms)");
 }

@@ -30,6 +30,12 @@ struct SampleRecord {
   std::uint64_t t_ns;     // profiled time since the start of the run
 };
 
+// A frame boundary a game marked (profiler.frame()): frames run from one mark to the next.
+struct FrameMark {
+  std::uint32_t thread;   // ThreadInfo::id
+  std::uint64_t t_ns;     // profiled time since the start of the run, as SampleRecord::t_ns
+};
+
 // Per-function totals, kept up to date as samples arrive.
 struct FunctionCounts {
   std::uint64_t self = 0;        // weight of samples where the function is innermost
@@ -70,6 +76,7 @@ class Profile {
   std::vector<ThreadInfo> threads;
   CallTree tree;
   std::vector<SampleRecord> samples;   // only when keep_samples
+  std::vector<FrameMark> frame_marks;  // in time order per thread
 
   // Records one sample; `frames` is root-first. An empty stack counts toward the total only.
   // `lines`, when given, holds the current line of each frame (<= 0: unknown).
@@ -89,6 +96,13 @@ class Profile {
       if (f == caller) return n;
     return 0;
   }
+  // Every caller of `callee` with its exact calls (empty when none were seen).
+  const std::vector<std::pair<FunctionId, std::uint64_t>>& callers(FunctionId callee) const {
+    static const std::vector<std::pair<FunctionId, std::uint64_t>> none;
+    return callee < callers_.size() ? callers_[callee] : none;
+  }
+  // Adds `n` exact calls of `callee` by `caller` to the arcs only (merging saved profiles).
+  void add_arc_calls(FunctionId caller, FunctionId callee, std::uint64_t n);
   // Sets a function's call counts outright (readers of saved profiles; nullopt = unknown).
   void set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls = 0);
   // Marks call counting on, so functions never called show 0 rather than unknown.

@@ -21,6 +21,7 @@ const std::vector<std::string>& readable_formats();
 struct ReportOptions {
   FlatReportOptions flat;      // flat/flat-guile2/tree/anomalies: labels, cumulative mode
   AllegroOptions allegro;      // allegro/allegro-callgraph: thresholds, hidden functions
+  std::size_t slowest_frames = 5;  // frames: how many of the slowest frames to list
 };
 
 // Renders a report style; false with a message naming the known styles for an unknown one.

@@ -1,0 +1,26 @@
+// Frames of a game (marked with profiler.frame() / scriptprof_frame()): how long the average
+// frame is, which frames were slowest, and what ran in them.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scriptprof/profile.hpp"
+
+namespace scriptprof {
+
+struct FrameSpan {
+  std::uint32_t thread;
+  std::size_t index;       // 1 = the frame after the first mark
+  std::uint64_t begin_ns;  // profiled time, as samples carry it
+  std::uint64_t end_ns;
+};
+
+// Frames per thread: from each mark to the next, in time order.
+std::vector<FrameSpan> frame_spans(const Profile& profile);
+
+// Per thread: frame count, average and longest frame, then the `slowest` longest frames with
+// the functions that ran most in each (needs full stacks; otherwise only the lengths).
+std::string frame_report(const Profile& profile, std::size_t slowest = 5);
+
+}  // namespace scriptprof
