@@ -403,6 +403,12 @@ int l_closure(lua_State* L) {
   return 1;
 }
 
+// profiler.frame(): a game frame ends here (the "frames" report lists the slowest).
+int l_frame(lua_State* L) {
+  attach_sampler(L)->mark_frame();
+  return 0;
+}
+
 // profiler.reset(secs, usecs, count_calls [, full_stacks [, clock]])
 int l_reset(lua_State* L) {
   double secs = luaL_checknumber(L, 1);
@@ -871,6 +877,7 @@ const luaL_Reg kProfileMethods[] = {
 const luaL_Reg kFunctions[] = {
     {"statprof", l_statprof},
     {"reset", l_reset},
+    {"frame", l_frame},
     {"start", l_start},
     {"stop", l_stop},
     {"active", l_active},

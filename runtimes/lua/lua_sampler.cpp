@@ -90,6 +90,7 @@ LuaSampler::LuaSampler(lua_State* main) : main_(main) {
 
 LuaSampler::~LuaSampler() {
   stop();
+  for (auto [fn, context] : destroy_listeners_) fn(context);
   lua_pushnil(main_);
   lua_rawsetp(main_, LUA_REGISTRYINDEX, &kSamplerKey);
   g_sampler_generation.fetch_add(1, std::memory_order_acq_rel);
@@ -238,7 +239,7 @@ void LuaSampler::suspend_sampling() {
   if (std::uint64_t left = pending_.exchange(0)) {
     if (last_leaf_ != kNoNode && !time.health.limit_reached) {
       std::vector<FunctionId> frames = time.tree.stack(last_leaf_);
-      time.add_sample(0, elapsed_before_ns_ + run_ns, left, frames.data(), frames.size());
+      time.add_sample(current_process(), elapsed_before_ns_ + run_ns, left, frames.data(), frames.size());
     } else {
       time.health.dropped += left;
     }
@@ -246,7 +247,7 @@ void LuaSampler::suspend_sampling() {
   if (pending_bytes_ && last_space_leaf_ != kNoNode && !profiles_[2]->health.limit_reached) {
     Profile& space = *profiles_[2];
     std::vector<FunctionId> frames = space.tree.stack(last_space_leaf_);
-    space.add_sample(0, elapsed_before_ns_ + run_ns, pending_bytes_, frames.data(), frames.size());
+    space.add_sample(current_process(), elapsed_before_ns_ + run_ns, pending_bytes_, frames.data(), frames.size());
   }
   pending_bytes_ = 0;
   pending_gc_ = 0;
@@ -491,10 +492,37 @@ void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
   if (bytes) last_space_leaf_ = record(SampleKind::Space, bytes);
 }
 
+std::uint64_t LuaSampler::profile_time() const {
+  return elapsed_before_ns_ + (sampling_ ? timer_.program_ns() : 0);
+}
+
+std::uint32_t LuaSampler::current_process() {
+  if (!settings_.native_zones) return 0;
+  const native::Fiber& f = *native::current_fiber();
+  if (std::find(processes_.begin(), processes_.end(), f.process) == processes_.end()) {
+    processes_.push_back(f.process);
+    for (auto& p : profiles_) p->add_thread(f.process, f.name);
+  }
+  return f.process;
+}
+
 NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight) {
   Profile& p = *profiles_[static_cast<int>(kind)];
-  std::uint64_t t = elapsed_before_ns_ + (sampling_ ? timer_.program_ns() : 0);
-  NodeId leaf = p.add_sample(0, t, weight, frames_.data(), frames_.size(), lines_.data());
+  std::uint32_t process = current_process();
+  if (settings_.native_zones && native::current_fiber()->depth > 0) {
+    // The zones open on this fiber enclose the Lua stack: they are its outer frames.
+    std::vector<FunctionId> zones;
+    append_zone_frames(*native::current_fiber(), &zone_ids_, [&](FunctionInfo info) {
+      FunctionId id = new_function(std::move(info));
+      id_source_.emplace_back();
+      name_tries_.push_back(0);
+      closure_no_.push_back(0);
+      return id;
+    }, &zones);
+    frames_.insert(frames_.begin(), zones.begin(), zones.end());
+    lines_.insert(lines_.begin(), zones.size(), 0);
+  }
+  NodeId leaf = p.add_sample(process, profile_time(), weight, frames_.data(), frames_.size(), lines_.data());
   if (++p.health.samples_taken >= settings_.max_samples && settings_.max_samples) limit_hit_ = true;
   return leaf;
 }
@@ -663,10 +691,48 @@ void LuaSampler::learn_name(lua_State* L, lua_Debug* ar, FunctionId id) {
   if (name_tries_[id] == 0) return;
   --name_tries_[id];
   lua_getinfo(L, "n", ar);
+  std::string global;
   if (ar->name) {
     rename_function(id, ar->name);
     name_tries_[id] = 0;
+  } else if (global_name(L, ar, &global)) {
+    // Called from the host (lua_pcall), a function has no calling instruction to name it;
+    // its global or module field does, as in Lua's own tracebacks.
+    rename_function(id, global);
+    name_tries_[id] = 0;
   }
+}
+
+// "think" for _G.think, "ai.think" for package.loaded.ai.think: a shallow search, no
+// metamethods (raw access only), nothing allocated.
+bool LuaSampler::global_name(lua_State* L, lua_Debug* ar, std::string* out) {
+  if (!lua_checkstack(L, 6)) return false;
+  int top = lua_gettop(L);
+  lua_getinfo(L, "f", ar);
+  int fn = lua_gettop(L);
+  bool found = false;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE) == LUA_TTABLE) {
+    lua_pushnil(L);
+    while (!found && lua_next(L, fn + 1)) {
+      if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+          if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, fn)) {
+            std::string module = lua_tostring(L, -4);
+            *out = (module == "_G" ? "" : module + ".") + lua_tostring(L, -2);
+            found = true;
+            lua_pop(L, 2);
+            break;
+          }
+          lua_pop(L, 1);
+        }
+      }
+      lua_pop(L, 1);
+    }
+    if (found) lua_pop(L, 1);  // the module key lua_next left
+  }
+  lua_settop(L, top);
+  return found;
 }
 
 // Records a closure both ways: closure -> id (weak keys) for identity, and id -> closure (weak
@@ -970,6 +1036,58 @@ void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
     if (pending_.load() > 0) arm(from, 0);
   }
   critical_ = false;
+}
+
+// ---- Embedded in a native host -------------------------------------------------------------
+
+void LuaSampler::sample_now() {
+  if (!sampling_ || in_profiler_ || pending_.load(std::memory_order_relaxed) == 0) return;
+  in_profiler_ = true;
+  timer_.enter_profiler();
+  critical_ = true;
+  disarm();
+  critical_ = false;
+  std::uint64_t ticks = pending_.exchange(0, std::memory_order_acq_rel);
+  // Lua runs here if the running state is inside a call (the host called into Lua, and Lua
+  // into the host function that is changing zones); otherwise only native code ran.
+  lua_State* L = current_.load(std::memory_order_relaxed);
+  lua_Debug ar;
+  frames_.clear();
+  lines_.clear();
+  if (L && lua_status(L) == LUA_OK && lua_getstack(L, 0, &ar)) walk_sample(L, 0);
+  if (current_excluded_.load(std::memory_order_relaxed))
+    excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed);
+  else if (ticks)
+    last_leaf_ = record(SampleKind::Time, ticks);
+  leave_profiler_within_budget();
+  in_profiler_ = false;
+  finish_limit(L ? L : main_);
+}
+
+void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {
+  critical_ = true;
+  disarm();
+  from->saved_chain.assign(chain_.begin(), chain_.end());
+  chain_.clear();
+  for (void* s : to->saved_chain) chain_.push_back(static_cast<lua_State*>(s));
+  if (chain_.empty() && to->script) chain_.push_back(static_cast<lua_State*>(to->script));
+  // A fiber that runs no Lua of this universe: ticks wait for its zones (sample_now).
+  lua_State* running = chain_.empty() ? nullptr : chain_.back();
+  current_.store(running, std::memory_order_release);
+  update_excluded();
+  if (running && active_ && counting_ && lua_gethook(running) != sampler_hook) {
+    if (lua_gethook(running)) program_hooks_[running] = hook_of(running);
+    install_counting_hook(running);
+  }
+  if (running && sampling_ && pending_.load() > 0 && !current_excluded_.load()) arm(running, 0);
+  critical_ = false;
+}
+
+void LuaSampler::mark_frame() {
+  if (!active_) return;  // no run, no frames
+  sample_now();  // the ticks so far belong to the frame that ends
+  Profile& p = profile();
+  p.frame_marks.push_back({current_process(), profile_time()});
 }
 
 // lua_newthread copied the creator's hook into the new thread, as it copies a program's hook:

@@ -24,6 +24,7 @@ extern "C" {
 #include "scriptprof/profile.hpp"
 #include "pointer_id_map.hpp"
 #include "scriptprof/sampling_timer.hpp"
+#include "zones.hpp"
 
 namespace scriptprof::lua {
 
@@ -38,6 +39,8 @@ struct SamplerSettings {
   std::uint64_t max_samples = 100'000;   // stacks per profile before collection stops (0: no bound)
   bool interpret_closures = false;       // closures of one prototype stay apart
   bool start_sampling = true;            // false: started but suspended (Allegro's start-sampling-p)
+  bool native_zones = false;             // embedded: the running fiber's zones are every sample's
+                                         // outer frames, and each fiber is a process
 };
 
 // The three profiles one run can fill at once.
@@ -126,6 +129,15 @@ class LuaSampler {
   // samples go to the coroutine that runs. The coroutine library replacements call them too.
   void enter_coroutine(lua_State* from, lua_State* co);
   void leave_coroutine(lua_State* co, lua_State* from);
+  // Embedded (settings.native_zones), normal context on the profiled thread, before the zones
+  // or the running fiber change: ticks still waiting become a sample now, of the Lua stack if
+  // Lua is running there, under the zones open now.
+  void sample_now();
+  // After a fiber switch: the fiber's own coroutine chain (or its state) runs from now on.
+  void switch_fiber(native::Fiber* from, native::Fiber* to);
+  // Marks a frame boundary (a game's frame) at the current program time.
+  void mark_frame();
+
   // Called after lua_newthread: a new thread copies its creator's hook, which may be ours.
   void fix_inherited_hook(lua_State* creator, lua_State* created);
 
@@ -138,6 +150,14 @@ class LuaSampler {
   FunctionId function_of(lua_State* L, lua_Debug* ar);
   // Function identity of the function value at stack index `idx`, if it was ever seen.
   bool find_function_value(lua_State* L, int idx, FunctionId* out);
+
+  // Calls fn(context) when the sampler is destroyed with its state (lua_close), after its
+  // run is stopped and its profiles are final. forget_destroy removes it.
+  void on_destroy(void (*fn)(void*), void* context) { destroy_listeners_.emplace_back(fn, context); }
+  void forget_destroy(void* context) {
+    for (std::size_t i = destroy_listeners_.size(); i-- > 0;)
+      if (destroy_listeners_[i].second == context) destroy_listeners_.erase(destroy_listeners_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
 
   // The sampler of L's universe, or nullptr.
   static LuaSampler* of(lua_State* L);
@@ -196,9 +216,12 @@ class LuaSampler {
   bool walk(lua_State* L, int first_level);         // leaf first
   FunctionId intern(lua_State* L, lua_Debug* ar, bool* boundary);
   void learn_name(lua_State* L, lua_Debug* ar, FunctionId id);
+  static bool global_name(lua_State* L, lua_Debug* ar, std::string* out);
   void remember_closure(lua_State* L, lua_Debug* ar, FunctionId id);
   void learn_c_names(lua_State* L);
   std::uint32_t chain_index(lua_State* L) const;
+  std::uint32_t current_process();                  // fills the profiles' thread list as needed
+  std::uint64_t profile_time() const;               // program time of the run, as samples carry
 
   lua_State* main_;                                // main thread of the universe
   std::shared_ptr<Profile> profiles_[3];           // by SampleKind
@@ -255,6 +278,9 @@ class LuaSampler {
   std::vector<std::string> id_source_;             // per FunctionId: full source, to verify keys
   std::vector<std::uint8_t> name_tries_;           // per FunctionId: attempts left to find a name
   std::vector<FunctionId> frames_;                 // scratch: one walk, leaf first
+  std::vector<std::pair<void (*)(void*), void*>> destroy_listeners_;
+  std::vector<FunctionId> zone_ids_;               // native zone -> its function
+  std::vector<std::uint32_t> processes_;           // processes the profiles have named
   NodeId last_leaf_ = kNoNode;                     // leaf of the latest time sample
   NodeId last_space_leaf_ = kNoNode;               // leaf of the latest space sample
 };

@@ -41,7 +41,7 @@ for _, style in ipairs({"flat", "flat-guile2", "tree", "anomalies", "gprof", "gp
   H.check((read(path) or "") ~= "", "report(%q) wrote something", style)
 end
 local ok, e = pcall(profiler.report, "fancy")
-H.check(not ok and e:find("unknown report style 'fancy' (known: flat, flat-guile2, tree, anomalies, gprof, gprof-callgraph, allegro, allegro-callgraph, call-counts)", 1, true), "%s", e)
+H.check(not ok and e:find("unknown report style 'fancy' (known: flat, flat-guile2, tree, anomalies, gprof, gprof-callgraph, allegro, allegro-callgraph, call-counts, frames)", 1, true), "%s", e)
 ok, e = pcall(profiler.write, dir .. "/x", "pdf")
 H.check(not ok and e:find("unknown format 'pdf'", 1, true), "%s", e)
 ok, e = pcall(profiler.write, "/nonexistent-dir/x.tree", "lispworks")

@@ -1,0 +1,273 @@
+// The C API over scriptprof::Profiler: status codes and a per-thread message, never an
+// exception or an abort across the C boundary.
+#include "scriptprof.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "lua_sampler.hpp"
+#include "scriptprof/atomic_file.hpp"
+#include "scriptprof/profile_io.hpp"
+#include "scriptprof/profiler.hpp"
+#include "zone_log.hpp"
+#include "zones.hpp"
+
+struct scriptprof_profiler {
+  scriptprof::Profiler profiler;
+  explicit scriptprof_profiler(const scriptprof::ProfilerOptions& o) : profiler(o) {}
+};
+struct scriptprof_profile {
+  scriptprof::Profile profile;
+};
+struct scriptprof_fiber {
+  std::unique_ptr<scriptprof::native::Fiber> fiber;
+};
+
+const scriptprof::Profile& scriptprof::profile_of(const scriptprof_profile* handle) { return handle->profile; }
+
+namespace {
+
+thread_local std::string t_error;
+
+scriptprof_status failed(scriptprof_status status, std::string message) {
+  t_error = std::move(message);
+  return status;
+}
+
+// Runs fn, turning exceptions into statuses: nothing propagates into C.
+template <class Fn>
+scriptprof_status guarded(const char* what, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return failed(SCRIPTPROF_OUT_OF_MEMORY, std::string(what) + ": out of memory");
+  } catch (const std::exception& e) {
+    return failed(SCRIPTPROF_SYSTEM_ERROR, std::string(what) + ": " + e.what());
+  } catch (...) {
+    return failed(SCRIPTPROF_SYSTEM_ERROR, std::string(what) + ": unexpected error");
+  }
+}
+
+// Start failures that come from the system (timer, signal handler) rather than misuse.
+bool system_failure(const std::string& message) {
+  for (const char* call : {"sigaction", "timer_create", "timer_settime", "pthread_getcpuclockid", "too many sampling timers"})
+    if (message.find(call) != std::string::npos) return true;
+  return false;
+}
+
+#define SCRIPTPROF_REQUIRE(cond, what)                                                            \
+  do {                                                                                            \
+    if (!(cond)) return failed(SCRIPTPROF_INVALID_ARGUMENT, what);                                \
+  } while (0)
+
+}  // namespace
+
+extern "C" {
+
+const char* scriptprof_error(void) { return t_error.c_str(); }
+
+void scriptprof_options_init(scriptprof_options* o) {
+  if (!o) return;
+  o->hz = 100;
+  o->wall_clock = 0;
+  o->count_calls = 0;
+  o->full_stacks = 0;
+  o->max_samples = 100000;
+}
+
+scriptprof_status scriptprof_create(const scriptprof_options* options, scriptprof_profiler** out) {
+  SCRIPTPROF_REQUIRE(out, "scriptprof_create: out is NULL");
+  *out = nullptr;
+  scriptprof_options o;
+  scriptprof_options_init(&o);
+  if (options) o = *options;
+  if (!(o.hz > 0 && o.hz <= 100000))
+    return failed(SCRIPTPROF_INVALID_ARGUMENT, "scriptprof_create: hz must be in (0, 100000], got " + std::to_string(o.hz));
+  return guarded("scriptprof_create", [&] {
+    scriptprof::ProfilerOptions po;
+    po.clock = o.wall_clock ? scriptprof::TimerClock::Wall : scriptprof::TimerClock::Cpu;
+    po.period_ns = static_cast<std::uint64_t>(1e9 / o.hz);
+    po.count_calls = o.count_calls != 0;
+    po.full_stacks = o.full_stacks != 0;
+    po.max_samples = o.max_samples;
+    *out = new scriptprof_profiler(po);
+    return SCRIPTPROF_OK;
+  });
+}
+
+scriptprof_status scriptprof_destroy(scriptprof_profiler* p) {
+  if (!p) return SCRIPTPROF_OK;
+  std::string error;
+  if (!p->profiler.can_destroy(&error)) return failed(SCRIPTPROF_INVALID_STATE, "scriptprof_destroy: " + error);
+  delete p;
+  return SCRIPTPROF_OK;
+}
+
+scriptprof_status scriptprof_attach(scriptprof_profiler* p, lua_State* L) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_attach: profiler is NULL");
+  SCRIPTPROF_REQUIRE(L, "scriptprof_attach: L is NULL");
+  return guarded("scriptprof_attach", [&] {
+    std::string error;
+    return p->profiler.attach(L, &error) ? SCRIPTPROF_OK : failed(SCRIPTPROF_OUT_OF_MEMORY, "scriptprof_attach: " + error);
+  });
+}
+
+scriptprof_status scriptprof_detach(scriptprof_profiler* p, lua_State* L) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_detach: profiler is NULL");
+  SCRIPTPROF_REQUIRE(L, "scriptprof_detach: L is NULL");
+  return guarded("scriptprof_detach", [&] {
+    std::string error;
+    return p->profiler.detach(L, &error) ? SCRIPTPROF_OK : failed(SCRIPTPROF_INVALID_STATE, "scriptprof_" + error);
+  });
+}
+
+scriptprof_status scriptprof_start(scriptprof_profiler* p, lua_State* L) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_start: profiler is NULL");
+  return guarded("scriptprof_start", [&] {
+    std::string error;
+    if (p->profiler.start(L, &error)) return SCRIPTPROF_OK;
+    return failed(system_failure(error) ? SCRIPTPROF_SYSTEM_ERROR : SCRIPTPROF_INVALID_STATE, "scriptprof_" + error);
+  });
+}
+
+scriptprof_status scriptprof_stop(scriptprof_profiler* p, lua_State* L) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_stop: profiler is NULL");
+  return guarded("scriptprof_stop", [&] {
+    std::string error;
+    return p->profiler.stop(L, &error) ? SCRIPTPROF_OK : failed(SCRIPTPROF_INVALID_STATE, "scriptprof_" + error);
+  });
+}
+
+void scriptprof_enter_coroutine(lua_State* from, lua_State* co) {
+  if (!from || !co) return;
+  if (auto* s = scriptprof::lua::LuaSampler::of(co)) s->enter_coroutine(from, co);
+}
+
+void scriptprof_leave_coroutine(lua_State* co, lua_State* from) {
+  if (!from || !co) return;
+  if (auto* s = scriptprof::lua::LuaSampler::of(co)) s->leave_coroutine(co, from);
+}
+
+uint32_t scriptprof_zone_id(const char* name) {
+  try {
+    return scriptprof::native::intern_zone(name ? name : "(null)");
+  } catch (...) {
+    return scriptprof::native::kNoZone;  // out of memory: begin/end ignore it
+  }
+}
+
+void scriptprof_zone_begin(uint32_t zone) {
+  if (zone != scriptprof::native::kNoZone) scriptprof::native::zone_begin(zone);
+}
+
+void scriptprof_zone_end(uint32_t zone) {
+  if (zone != scriptprof::native::kNoZone) scriptprof::native::zone_end(zone);
+}
+
+scriptprof_status scriptprof_fiber_create(const char* name, lua_State* L, scriptprof_fiber** out) {
+  SCRIPTPROF_REQUIRE(out, "scriptprof_fiber_create: out is NULL");
+  *out = nullptr;
+  return guarded("scriptprof_fiber_create", [&] {
+    auto f = std::make_unique<scriptprof_fiber>();
+    f->fiber = scriptprof::native::new_fiber(name ? name : "", L);
+    *out = f.release();
+    return SCRIPTPROF_OK;
+  });
+}
+
+void scriptprof_fiber_destroy(scriptprof_fiber* f) { delete f; }
+
+void scriptprof_fiber_switch(scriptprof_fiber* to) {
+  scriptprof::native::switch_fiber(to ? to->fiber.get() : nullptr);
+}
+
+void scriptprof_name_thread(const char* name) {
+  try {
+    scriptprof::native::name_thread(name ? name : "");
+  } catch (...) {
+  }
+}
+
+void scriptprof_frame(void) { scriptprof::native::mark_frame(); }
+
+void scriptprof_zone_log_start(void) { scriptprof::native::start_zone_log(); }
+
+scriptprof_status scriptprof_zone_log_write(const char* path) {
+  SCRIPTPROF_REQUIRE(path, "scriptprof_zone_log_write: path is NULL");
+  return guarded("scriptprof_zone_log_write", [&] {
+    std::string text = scriptprof::native::zone_log_lms_csv(scriptprof::native::zone_log_events(),
+                                                            scriptprof::native::process_names());
+    std::string error;
+    if (!scriptprof::write_file_atomically(path, text, &error)) return failed(SCRIPTPROF_IO_ERROR, error);
+    return SCRIPTPROF_OK;
+  });
+}
+
+scriptprof_status scriptprof_take_profile(scriptprof_profiler* p, scriptprof_profile** out) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_take_profile: profiler is NULL");
+  SCRIPTPROF_REQUIRE(out, "scriptprof_take_profile: out is NULL");
+  *out = nullptr;
+  return guarded("scriptprof_take_profile", [&] {
+    auto prof = std::make_unique<scriptprof_profile>();
+    std::string error;
+    if (!p->profiler.take_profile(&prof->profile, &error)) return failed(SCRIPTPROF_INVALID_STATE, "scriptprof_" + error);
+    *out = prof.release();
+    return SCRIPTPROF_OK;
+  });
+}
+
+scriptprof_status scriptprof_profile_read(const char* path, const char* format, scriptprof_profile** out) {
+  SCRIPTPROF_REQUIRE(path, "scriptprof_profile_read: path is NULL");
+  SCRIPTPROF_REQUIRE(out, "scriptprof_profile_read: out is NULL");
+  *out = nullptr;
+  return guarded("scriptprof_profile_read", [&] {
+    auto prof = std::make_unique<scriptprof_profile>();
+    std::string error;
+    if (!scriptprof::read_profile_file(path, format ? format : "", &prof->profile, &error))
+      return failed(SCRIPTPROF_IO_ERROR, error);
+    *out = prof.release();
+    return SCRIPTPROF_OK;
+  });
+}
+
+scriptprof_status scriptprof_profile_write(const scriptprof_profile* prof, const char* format, const char* path) {
+  SCRIPTPROF_REQUIRE(prof, "scriptprof_profile_write: profile is NULL");
+  SCRIPTPROF_REQUIRE(format, "scriptprof_profile_write: format is NULL");
+  SCRIPTPROF_REQUIRE(path, "scriptprof_profile_write: path is NULL");
+  return guarded("scriptprof_profile_write", [&] {
+    std::string text, error;
+    if (!scriptprof::render_format(prof->profile, format, &text, &error))
+      return failed(SCRIPTPROF_INVALID_ARGUMENT, "scriptprof_profile_write: " + error);
+    if (!scriptprof::write_file_atomically(path, text, &error)) return failed(SCRIPTPROF_IO_ERROR, error);
+    return SCRIPTPROF_OK;
+  });
+}
+
+scriptprof_status scriptprof_profile_report(const scriptprof_profile* prof, const char* style, char** text) {
+  SCRIPTPROF_REQUIRE(prof, "scriptprof_profile_report: profile is NULL");
+  SCRIPTPROF_REQUIRE(style, "scriptprof_profile_report: style is NULL");
+  SCRIPTPROF_REQUIRE(text, "scriptprof_profile_report: text is NULL");
+  *text = nullptr;
+  return guarded("scriptprof_profile_report", [&] {
+    std::string out, error;
+    if (!scriptprof::render_report(prof->profile, style, &out, &error))
+      return failed(SCRIPTPROF_INVALID_ARGUMENT, "scriptprof_profile_report: " + error);
+    char* copy = static_cast<char*>(std::malloc(out.size() + 1));
+    if (!copy) return failed(SCRIPTPROF_OUT_OF_MEMORY, "scriptprof_profile_report: out of memory");
+    std::memcpy(copy, out.c_str(), out.size() + 1);
+    *text = copy;
+    return SCRIPTPROF_OK;
+  });
+}
+
+uint64_t scriptprof_profile_samples(const scriptprof_profile* prof) { return prof ? prof->profile.sample_weight() : 0; }
+
+size_t scriptprof_profile_processes(const scriptprof_profile* prof) { return prof ? prof->profile.tree.roots().size() : 0; }
+
+void scriptprof_profile_free(scriptprof_profile* prof) { delete prof; }
+
+void scriptprof_string_free(char* text) { std::free(text); }
+
+}  // extern "C"

@@ -1,0 +1,118 @@
+/* scriptprof C API: profile the Lua states of a host program (threads, fibers, native zones).
+ *
+ * Every call returns a status; on failure scriptprof_error() gives the calling thread's last
+ * message, naming the argument or file at fault. Nothing aborts, nothing throws.
+ *
+ *   scriptprof_profiler* p;
+ *   scriptprof_create(NULL, &p);
+ *   scriptprof_attach(p, L);             // on the thread that runs L
+ *   scriptprof_start(p, L);              //   the same thread
+ *   ... run Lua ...
+ *   scriptprof_stop(p, L);               //   the same thread
+ *   scriptprof_profile* prof;
+ *   scriptprof_take_profile(p, &prof);   // every thread, merged
+ *   scriptprof_profile_write(prof, "lispworks", "profile.tree");
+ *   scriptprof_profile_free(prof);
+ *   scriptprof_destroy(p);
+ */
+#ifndef SCRIPTPROF_H
+#define SCRIPTPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lua_State lua_State;
+typedef struct scriptprof_profiler scriptprof_profiler;
+typedef struct scriptprof_profile scriptprof_profile;
+typedef struct scriptprof_fiber scriptprof_fiber;
+
+typedef enum scriptprof_status {
+  SCRIPTPROF_OK = 0,
+  SCRIPTPROF_INVALID_ARGUMENT = 1, /* a null pointer, an unknown format or style, a bad option */
+  SCRIPTPROF_INVALID_STATE = 2,    /* not attached, not started, started on another thread */
+  SCRIPTPROF_SYSTEM_ERROR = 3,     /* the timer or signal handler could not be set up */
+  SCRIPTPROF_IO_ERROR = 4,         /* a file could not be read or written, or is malformed */
+  SCRIPTPROF_OUT_OF_MEMORY = 5
+} scriptprof_status;
+
+typedef struct scriptprof_options {
+  double hz;           /* samples per second of the clock (default 100) */
+  int wall_clock;      /* 0: thread CPU time (default); 1: wall time, sleeping included */
+  int count_calls;     /* 1: exact call counts through Lua's call hook (costs time) */
+  int full_stacks;     /* 1: keep every sample (timelines: chrome, lms; frame details) */
+  uint64_t max_samples;/* stacks per thread before collection stops (default 100000; 0: none) */
+} scriptprof_options;
+
+/* The calling thread's message for its last failed call ("" if none). */
+const char* scriptprof_error(void);
+
+/* Fills `options` with the defaults. */
+void scriptprof_options_init(scriptprof_options* options);
+
+/* Creates a profiler (options NULL: defaults). */
+scriptprof_status scriptprof_create(const scriptprof_options* options, scriptprof_profiler** out);
+/* Frees it. Fails (and frees nothing) while a state is started on another thread. */
+scriptprof_status scriptprof_destroy(scriptprof_profiler* profiler);
+
+/* Registers a Lua state; call on the thread that runs it. */
+scriptprof_status scriptprof_attach(scriptprof_profiler* profiler, lua_State* L);
+/* Forgets it; what it collected stays. Closing the state (lua_close) also ends its run. */
+scriptprof_status scriptprof_detach(scriptprof_profiler* profiler, lua_State* L);
+/* Starts and stops sampling the calling thread, which runs L. L NULL: a thread running only
+   native code, whose samples are its zones. Each thread starts and stops its own. */
+scriptprof_status scriptprof_start(scriptprof_profiler* profiler, lua_State* L);
+scriptprof_status scriptprof_stop(scriptprof_profiler* profiler, lua_State* L);
+
+/* A host that resumes coroutines itself calls these around lua_resume(co, from, ...), so
+   samples go to the coroutine that runs (Lua code using coroutine.resume needs nothing). */
+void scriptprof_enter_coroutine(lua_State* from, lua_State* co);
+void scriptprof_leave_coroutine(lua_State* co, lua_State* from);
+
+/* Native zones: a shadow stack of named regions per fiber. A Lua sample taken inside zones
+   shows them as its outer frames; a thread running native code is sampled as its zones.
+   Intern a name once (scriptprof_zone_id), then begin/end it; ends must nest. */
+uint32_t scriptprof_zone_id(const char* name);
+void scriptprof_zone_begin(uint32_t zone);
+void scriptprof_zone_end(uint32_t zone);
+
+/* Fibers: each has its own zones and runs its own Lua state or coroutine (L, may be NULL).
+   Call scriptprof_fiber_switch(f) right before switching to fiber f (NULL: back to the
+   thread's own stack). A fiber stays on one thread. */
+scriptprof_status scriptprof_fiber_create(const char* name, lua_State* L, scriptprof_fiber** out);
+void scriptprof_fiber_destroy(scriptprof_fiber* fiber);
+void scriptprof_fiber_switch(scriptprof_fiber* to);
+/* Names the calling thread in profiles ("render", "worker 1"). */
+void scriptprof_name_thread(const char* name);
+
+/* Marks a game frame's boundary on the calling thread; the "frames" report lists the
+   average and the slowest frames. */
+void scriptprof_frame(void);
+
+/* The zone log: every zone begin and end, exact to the microsecond, as lms CSV. */
+void scriptprof_zone_log_start(void);
+scriptprof_status scriptprof_zone_log_write(const char* path);
+
+/* Every thread's samples merged, a process per thread and fiber. All runs must be stopped. */
+scriptprof_status scriptprof_take_profile(scriptprof_profiler* profiler, scriptprof_profile** out);
+/* Reads a saved profile (format NULL or "": guessed from the contents). */
+scriptprof_status scriptprof_profile_read(const char* path, const char* format, scriptprof_profile** out);
+/* Writes a file format: lispworks, folded, speedscope, chrome, pprof, html, sampler, lms. */
+scriptprof_status scriptprof_profile_write(const scriptprof_profile* profile, const char* format, const char* path);
+/* A report as text (free it with scriptprof_string_free): flat, flat-guile2, tree, anomalies,
+   gprof, gprof-callgraph, allegro, allegro-callgraph, call-counts, frames. */
+scriptprof_status scriptprof_profile_report(const scriptprof_profile* profile, const char* style, char** text);
+/* Total sample weight and number of processes (threads and fibers) of a profile. */
+uint64_t scriptprof_profile_samples(const scriptprof_profile* profile);
+size_t scriptprof_profile_processes(const scriptprof_profile* profile);
+void scriptprof_profile_free(scriptprof_profile* profile);
+void scriptprof_string_free(char* text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCRIPTPROF_H */

@@ -1,0 +1,75 @@
+// The C++ embedding API: one profiler for a host's Lua states, threads, fibers and zones.
+// bindings/c/include/scriptprof.h is the same API in C.
+//
+// Threads: each OS thread runs its own lua_State and calls start() and stop() itself, so the
+// timer signal is aimed at that thread and its samples land on it. take_profile() merges every
+// thread (and fiber) into one profile, a process each.
+#pragma once
+extern "C" {
+#include <lua.h>
+}
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "scriptprof/profile.hpp"
+#include "scriptprof/sampling_timer.hpp"
+
+struct scriptprof_profile;  // the C API's handle (scriptprof.h)
+
+namespace scriptprof {
+
+// The core profile behind a C API handle, for C++ hosts that use both.
+const Profile& profile_of(const scriptprof_profile* handle);
+
+struct ProfilerOptions {
+  TimerClock clock = TimerClock::Cpu;   // thread CPU time; Wall counts time asleep too
+  std::uint64_t period_ns = 10'000'000;  // 100 Hz
+  bool count_calls = false;             // exact calls through Lua's call hook (costs time)
+  bool full_stacks = false;             // keep every sample: timelines, frame details
+  std::uint64_t max_samples = 100'000;  // stacks per thread before its collection stops
+};
+
+class Profiler {
+ public:
+  explicit Profiler(const ProfilerOptions& options = {});
+  // Stops the sessions of the calling thread. Sessions still running on other threads must be
+  // stopped there first: can_destroy() says whether any is.
+  ~Profiler();
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  // Registers a Lua state, on the thread that will run it, before it is started.
+  bool attach(lua_State* L, std::string* error);
+  // Starts sampling the calling thread, which runs L (nullptr: a thread that runs only native
+  // code, whose samples are its zones). Samples add to what earlier runs collected.
+  bool start(lua_State* L, std::string* error);
+  // Stops the calling thread's run of L (nullptr: its native run).
+  bool stop(lua_State* L, std::string* error);
+  // Forgets L (stopping it first, on its thread); what it collected stays in the profile.
+  bool detach(lua_State* L, std::string* error);
+  // False, saying which, while a session runs on another thread than the caller's.
+  bool can_destroy(std::string* error) const;
+
+  // Every thread merged into `out`, one process per thread and fiber. All runs must be stopped.
+  bool take_profile(Profile* out, std::string* error) const;
+  // Drops everything collected (runs must be stopped).
+  bool reset(std::string* error);
+
+  const ProfilerOptions& options() const { return options_; }
+
+ struct Session;  // one state or native thread (opaque)
+
+ private:
+  Session* find(lua_State* L) const;
+  static void state_closed(void* context);
+
+  ProfilerOptions options_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Session>> sessions_;
+};
+
+}  // namespace scriptprof

@@ -1,0 +1,264 @@
+#include "scriptprof/profiler.hpp"
+
+#include <sstream>
+#include <thread>
+#include <type_traits>
+
+#include "lua_attach.hpp"
+#include "native_sampler.hpp"
+#include "scriptprof/profile_merge.hpp"
+#include "zones.hpp"
+
+namespace scriptprof {
+
+// One Lua state (or one native-only thread) and the thread it runs on.
+struct Profiler::Session {
+  Profiler* owner = nullptr;
+  lua_State* L = nullptr;                        // null: a native-only thread
+  lua::LuaSampler* sampler = nullptr;            // null once the state is closed
+  std::unique_ptr<native::NativeSampler> native; // native-only threads
+  std::thread::id thread;                        // where it runs (while running)
+  bool running = false;
+  std::shared_ptr<Profile> kept;                 // the profile, kept past lua_close
+
+  std::shared_ptr<Profile> profile() const {
+    if (native) return native->profile();
+    return sampler ? sampler->shared_profile(lua::SampleKind::Time) : kept;
+  }
+};
+
+namespace {
+
+std::string state_name(lua_State* L) {
+  std::ostringstream s;
+  s << "lua_State " << static_cast<const void*>(L);
+  return s.str();
+}
+
+bool fail(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+  return false;
+}
+
+// Runs fn under lua_pcall: Lua raises errors (out of memory) by longjmp, which must not reach
+// the host through the C API.
+template <class Fn>
+bool protected_lua(lua_State* L, Fn&& fn, std::string* error) {
+  struct Call {
+    std::remove_reference_t<Fn>* fn;
+    static int run(lua_State* L) {
+      auto* call = static_cast<Call*>(lua_touserdata(L, 1));
+      (*call->fn)(L);
+      return 0;
+    }
+  } call{&fn};
+  if (!lua_checkstack(L, 3)) return fail(error, "the Lua stack cannot grow");
+  lua_pushcfunction(L, &Call::run);
+  lua_pushlightuserdata(L, &call);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    const char* msg = lua_tostring(L, -1);
+    fail(error, std::string("Lua error: ") + (msg ? msg : "(not a string)"));
+    lua_pop(L, 1);
+    return false;
+  }
+  return true;
+}
+
+// The calling thread's listener: zone changes, fiber switches and frames reach its session.
+void session_before_change(void* context);
+void session_switched(void* context, native::Fiber* from, native::Fiber* to);
+void session_frame(void* context);
+
+void listen_on_this_thread(void* session) {
+  native::ThreadListener l;
+  l.before_change = session_before_change;
+  l.switched = session_switched;
+  l.frame = session_frame;
+  l.context = session;
+  native::set_thread_listener(&l);
+}
+
+}  // namespace
+
+namespace {
+
+void session_before_change(void* context) {
+  auto* s = static_cast<Profiler::Session*>(context);
+  if (s->sampler) s->sampler->sample_now();
+}
+
+void session_switched(void* context, native::Fiber* from, native::Fiber* to) {
+  auto* s = static_cast<Profiler::Session*>(context);
+  if (!s->sampler) return;
+  // A fiber running a state of another universe runs no Lua this sampler can walk.
+  native::Fiber* target = to;
+  native::Fiber plain;
+  if (to->script && lua::LuaSampler::of(static_cast<lua_State*>(to->script)) != s->sampler) {
+    plain.saved_chain.clear();
+    target = &plain;
+  }
+  s->sampler->switch_fiber(from, target);
+}
+
+void session_frame(void* context) {
+  auto* s = static_cast<Profiler::Session*>(context);
+  if (s->sampler) s->sampler->mark_frame();
+}
+
+}  // namespace
+
+Profiler::Profiler(const ProfilerOptions& options) : options_(options) {}
+
+Profiler::~Profiler() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& s : sessions_) {
+    if (s->running && s->thread == std::this_thread::get_id()) {
+      if (s->native) s->native->stop();
+      if (s->sampler) s->sampler->stop();
+      native::set_thread_listener(nullptr);
+      s->running = false;
+    }
+    if (s->sampler) s->sampler->forget_destroy(s.get());
+  }
+}
+
+Profiler::Session* Profiler::find(lua_State* L) const {
+  for (const auto& s : sessions_)
+    if (L ? s->L == L : (!s->L && s->thread == std::this_thread::get_id())) return s.get();
+  return nullptr;
+}
+
+void Profiler::state_closed(void* context) {
+  // On the state's thread, inside lua_close: the sampler has stopped and is going away.
+  auto* s = static_cast<Session*>(context);
+  std::lock_guard<std::mutex> lock(s->owner->mutex_);
+  s->kept = s->sampler->shared_profile(lua::SampleKind::Time);
+  if (s->running && s->thread == std::this_thread::get_id()) native::set_thread_listener(nullptr);
+  s->running = false;
+  s->sampler = nullptr;
+}
+
+bool Profiler::attach(lua_State* L, std::string* error) {
+  if (!L) return fail(error, "attach: the lua_State is null");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (find(L)) return true;
+  lua::LuaSampler* sampler = nullptr;
+  if (!protected_lua(L, [&](lua_State* S) { sampler = lua::attach_sampler(S); }, error)) return false;
+  auto s = std::make_unique<Session>();
+  s->owner = this;
+  s->L = L;
+  s->sampler = sampler;
+  sampler->on_destroy(&Profiler::state_closed, s.get());
+  sessions_.push_back(std::move(s));
+  return true;
+}
+
+bool Profiler::start(lua_State* L, std::string* error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Session* s = find(L);
+  if (!s && L) return fail(error, "start: " + state_name(L) + " is not attached (attach it first)");
+  if (!s) {
+    auto fresh = std::make_unique<Session>();
+    fresh->owner = this;
+    fresh->native = std::make_unique<native::NativeSampler>();
+    fresh->thread = std::this_thread::get_id();
+    s = fresh.get();
+    sessions_.push_back(std::move(fresh));
+  }
+  if (s->running)
+    return fail(error, "start: " + (L ? state_name(L) : std::string("this thread")) + " is already started" +
+                           (s->thread == std::this_thread::get_id() ? "" : " on another thread"));
+  if (L && !s->sampler) return fail(error, "start: " + state_name(L) + " was closed");
+  TimerSettings timer{options_.clock, options_.period_ns};
+  if (s->native) {
+    if (!s->native->start(timer, options_.full_stacks, error)) return false;
+  } else {
+    lua::SamplerSettings settings;
+    settings.clock = options_.clock;
+    settings.period_ns = options_.period_ns;
+    settings.count_calls = options_.count_calls;
+    settings.full_stacks = options_.full_stacks;
+    settings.max_samples = options_.max_samples;
+    settings.native_zones = true;
+    bool started = false;
+    std::string why;
+    if (!protected_lua(L, [&](lua_State* S) { started = s->sampler->start(S, settings, &why); }, error)) return false;
+    if (!started) return fail(error, "start: " + why);
+    listen_on_this_thread(s);
+  }
+  s->thread = std::this_thread::get_id();
+  s->running = true;
+  return true;
+}
+
+bool Profiler::stop(lua_State* L, std::string* error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Session* s = find(L);
+  if (!s || !s->running) return fail(error, "stop: " + (L ? state_name(L) : std::string("this thread")) + " is not started");
+  if (s->thread != std::this_thread::get_id())
+    return fail(error, "stop: " + (L ? state_name(L) : std::string("the session")) +
+                           " runs on another thread; stop it there (its timer and hooks belong to that thread)");
+  if (s->native) s->native->stop();
+  if (s->sampler) s->sampler->stop();
+  native::set_thread_listener(nullptr);
+  s->running = false;
+  return true;
+}
+
+bool Profiler::detach(lua_State* L, std::string* error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Session* s = find(L);
+    if (!s || !L) return fail(error, "detach: " + state_name(L) + " is not attached");
+    if (!s->running) {
+      if (s->sampler) {
+        s->kept = s->sampler->shared_profile(lua::SampleKind::Time);
+        s->sampler->forget_destroy(s);
+        s->sampler = nullptr;
+      }
+      return true;
+    }
+  }
+  if (!stop(L, error)) return false;
+  return detach(L, error);
+}
+
+bool Profiler::can_destroy(std::string* error) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& s : sessions_)
+    if (s->running && s->thread != std::this_thread::get_id())
+      return fail(error, (s->L ? state_name(s->L) : std::string("a native thread")) +
+                             " is still started on another thread; stop it there first");
+  return true;
+}
+
+bool Profiler::take_profile(Profile* out, std::string* error) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& s : sessions_)
+    if (s->running)
+      return fail(error, "take_profile: " + (s->L ? state_name(s->L) : std::string("a native thread")) +
+                             " is still started; stop every thread first");
+  *out = Profile{};
+  out->name = "scriptprof";
+  for (const auto& s : sessions_)
+    if (auto p = s->profile()) merge_profile(out, *p);
+  // Threads and fibers may have been named after their first sample.
+  for (const auto& [id, name] : native::process_names())
+    for (ThreadInfo& t : out->threads)
+      if (t.id == id) t.name = name;
+  return true;
+}
+
+bool Profiler::reset(std::string* error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& s : sessions_)
+    if (s->running) return fail(error, "reset: stop every thread first");
+  for (auto& s : sessions_) {
+    if (s->sampler) s->sampler->reset();
+    if (s->native) s->native = std::make_unique<native::NativeSampler>();
+    s->kept.reset();
+  }
+  return true;
+}
+
+}  // namespace scriptprof
