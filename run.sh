@@ -3,7 +3,7 @@
 #   ./run.sh demo   install what is missing, build, profile samples/quickstart/work.lua
 #   ./run.sh test   install what is missing, build, run the whole test suite: a normal build,
 #                   an AddressSanitizer+UndefinedBehaviorSanitizer build, both through ctest, and
-#                   a ThreadSanitizer build of the threads test
+#                   a ThreadSanitizer build of the threads and embedding tests
 #   ./run.sh bench [--quick]   install, build, run samples/bench (overhead, rate, accuracy,
 #                   memory, formats, LuaJIT's profiler alongside); about 6 minutes, --quick 20 s
 set -euo pipefail
@@ -49,8 +49,8 @@ case "${1:-}" in
     build build-asan -DSCRIPTPROF_SANITIZE=ON
     echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
     (cd build-asan && ctest --output-on-failure -j"$JOBS")
-    build build-tsan -DSCRIPTPROF_TSAN=ON -- lua_threads_tests
-    echo "== C++ tests under ThreadSanitizer (build-tsan/): several states on several threads"
+    build build-tsan -DSCRIPTPROF_TSAN=ON -- lua_threads_tests embed_tests
+    echo "== C++ tests under ThreadSanitizer (build-tsan/): states on several threads, fibers, the C API"
     (cd build-tsan && ctest --output-on-failure -j"$JOBS")
     ;;
   bench)

@@ -16,9 +16,14 @@ std::string ms(std::uint64_t ns) {
 
 // The functions on top of the stack in the samples of one frame, heaviest first.
 std::string top_functions(const Profile& p, const FrameSpan& f, std::size_t n) {
+  // The frame's thread and the fibers that ran on it share its clock.
+  std::vector<std::uint32_t> threads{f.thread};
+  for (const ThreadInfo& t : p.threads)
+    if (t.os_thread == f.thread) threads.push_back(t.id);
   std::map<FunctionId, std::uint64_t> self;
   for (const SampleRecord& s : p.samples) {
-    if (s.thread != f.thread || s.t_ns < f.begin_ns || s.t_ns >= f.end_ns) continue;
+    if (std::find(threads.begin(), threads.end(), s.thread) == threads.end()) continue;
+    if (s.t_ns < f.begin_ns || s.t_ns >= f.end_ns) continue;
     FunctionId leaf = p.tree.node(s.leaf).function;
     if (leaf != kNoFunction) self[leaf] += s.weight;
   }

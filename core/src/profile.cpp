@@ -18,13 +18,14 @@ void Profile::enable_call_counts() {
     if (!c.calls) c.calls = 0;
 }
 
-void Profile::add_thread(std::uint32_t id, std::string thread_name) {
+void Profile::add_thread(std::uint32_t id, std::string thread_name, std::uint32_t os_thread) {
   for (auto& t : threads)
     if (t.id == id) {
       t.name = std::move(thread_name);
+      if (os_thread) t.os_thread = os_thread;
       return;
     }
-  threads.push_back({id, std::move(thread_name)});
+  threads.push_back({id, std::move(thread_name), os_thread});
 }
 
 NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,

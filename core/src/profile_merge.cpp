@@ -37,7 +37,7 @@ void merge_profile(Profile* into, const Profile& from) {
     if (fresh) it->second = into->add_function(info);
     remap[f] = it->second;
   }
-  for (const ThreadInfo& t : from.threads) into->add_thread(t.id, t.name);
+  for (const ThreadInfo& t : from.threads) into->add_thread(t.id, t.name, t.os_thread);
 
   std::vector<FunctionId> frames;
   auto mapped = [&](std::vector<FunctionId> stack) {

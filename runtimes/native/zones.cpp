@@ -91,6 +91,11 @@ Fiber* current_fiber() {
   return t.running;
 }
 
+std::uint32_t thread_process() {
+  current_fiber();  // gives the thread's own fiber its id
+  return thread_state().own.process;
+}
+
 void name_thread(std::string name) {
   ThreadState& t = thread_state();
   current_fiber();

@@ -61,6 +61,8 @@ std::uint32_t new_process_id();
 std::unique_ptr<Fiber> new_fiber(std::string name, void* script);
 // Names the calling thread's own fiber ("render", "worker 1").
 void name_thread(std::string name);
+// The process id of the calling thread's own fiber (the OS thread, whatever fiber runs).
+std::uint32_t thread_process();
 // Every process id handed out so far with its name (for files that name processes).
 std::vector<std::pair<std::uint32_t, std::string>> process_names();
 

@@ -20,6 +20,7 @@ enum class ClockKind : std::uint8_t { Cpu, Wall, Alloc };
 struct ThreadInfo {
   std::uint32_t id = 0;  // process id as the adapter numbers them
   std::string name;
+  std::uint32_t os_thread = 0;  // a fiber: the process id of the OS thread it ran on (0: none)
 };
 
 // One recorded sample of a run kept with full stacks (its stack is the path to `leaf`).
@@ -112,7 +113,7 @@ class Profile {
   // Adds a function (keeps the per-function arrays in step with the table).
   FunctionId add_function(FunctionInfo info);
   // Names a process so reports can show it.
-  void add_thread(std::uint32_t id, std::string thread_name);
+  void add_thread(std::uint32_t id, std::string thread_name, std::uint32_t os_thread = 0);
 
   std::uint64_t sample_weight() const { return total_weight_; }  // N
   // Readers refuse input whose weights would pass this ceiling (sums must never wrap around).

@@ -1,0 +1,29 @@
+# Installing: libraries, headers, the CMake package (find_package(scriptprof)) and a
+# pkg-config file, so a host builds against an installed scriptprof either way.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# Installed names match the aliases the build uses: scriptprof::core, ::native, ::lua, ::embed.
+foreach(name core native lua embed warnings)
+  set_target_properties(scriptprof_${name} PROPERTIES EXPORT_NAME ${name})
+endforeach()
+install(TARGETS scriptprof_core scriptprof_native scriptprof_lua scriptprof_embed scriptprof_warnings
+  EXPORT scriptprofTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY core/include/ bindings/c/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY runtimes/native/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/scriptprof/native
+  FILES_MATCHING PATTERN "*.hpp")
+install(DIRECTORY runtimes/lua/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/scriptprof/lua
+  FILES_MATCHING PATTERN "*.hpp")
+install(EXPORT scriptprofTargets NAMESPACE scriptprof:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/scriptprof)
+configure_package_config_file(cmake/scriptprofConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/scriptprofConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/scriptprof)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/scriptprofConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprofConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/scriptprofConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/scriptprof)
+file(RELATIVE_PATH SCRIPTPROF_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
+configure_file(cmake/scriptprof.pc.in ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
