@@ -528,7 +528,10 @@ TEST_CASE("misuse gets a status and a message naming what is wrong") {
   char* text = nullptr;
   CHECK(scriptprof_profile_report(prof, "fancy", &text) == SCRIPTPROF_INVALID_ARGUMENT);
   CHECK(text == nullptr);
-  CHECK(scriptprof_profile_read("/nonexistent-file.tree", nullptr, &prof) == SCRIPTPROF_IO_ERROR);
+  scriptprof_profile_free(prof);
+  scriptprof_profile* unread = nullptr;
+  CHECK(scriptprof_profile_read("/nonexistent-file.tree", nullptr, &unread) == SCRIPTPROF_IO_ERROR);
+  CHECK(unread == nullptr);
   CHECK(std::string(scriptprof_error()).find("/nonexistent-file.tree") != std::string::npos);
   CHECK(scriptprof_attach(nullptr, L) == SCRIPTPROF_INVALID_ARGUMENT);
   // A mismatched zone end is ignored and counted, never corrupting the stack.
