@@ -169,6 +169,11 @@ bool Profiler::start(lua_State* L, std::string* error) {
     return fail(error, "start: " + (L ? state_name(L) : std::string("this thread")) + " is already started" +
                            (s->thread == std::this_thread::get_id() ? "" : " on another thread"));
   if (L && !s->sampler) return fail(error, "start: " + state_name(L) + " was closed");
+  // One session per thread: the thread's timer and zone listener belong to it.
+  for (const auto& other : sessions_)
+    if (other.get() != s && other->running && other->thread == std::this_thread::get_id())
+      return fail(error, "start: this thread already samples " +
+                             (other->L ? state_name(other->L) : std::string("its native code")) + "; stop that first");
   TimerSettings timer{options_.clock, options_.period_ns};
   if (s->native) {
     if (!s->native->start(timer, options_.full_stacks, error)) return false;

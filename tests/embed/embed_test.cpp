@@ -505,6 +505,8 @@ TEST_CASE("misuse gets a status and a message naming what is wrong") {
   REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
   CHECK(scriptprof_start(p, L) == SCRIPTPROF_INVALID_STATE);
   CHECK(std::string(scriptprof_error()).find("already started") != std::string::npos);
+  CHECK(scriptprof_start(p, nullptr) == SCRIPTPROF_INVALID_STATE);  // one session per thread
+  CHECK(std::string(scriptprof_error()).find("this thread already samples lua_State") != std::string::npos);
   scriptprof_profile* prof = nullptr;
   CHECK(scriptprof_take_profile(p, &prof) == SCRIPTPROF_INVALID_STATE);
   CHECK(prof == nullptr);
