@@ -1,6 +1,7 @@
 #include <charconv>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "scriptprof/interval_formats.hpp"
 #include "scriptprof/timeline.hpp"
@@ -90,25 +91,22 @@ std::string write_lms_events(const std::vector<std::string>& names, const std::v
   return out;
 }
 
-bool read_lms_csv(std::string_view text, Profile* out, std::string* error) {
-  *out = Profile{};
-  out->clock = ClockKind::Wall;
-  out->period_ns = 1000;  // weights are microseconds
-  out->keep_samples = true;
+namespace {
+
+// The reading both readers share: lines in order, `mapping(id, text)` for each mapping line and
+// `event(begin, id, now_us)` for each begin or end, once its id is known to be mapped and its
+// absolute time to fit. A non-empty answer from `event` is that line's error; `still_open()`
+// at the end counts intervals that never ended. Errors carry the line number.
+template <class Mapping, class Event, class StillOpen>
+bool read_lms_lines(std::string_view text, std::string* error, Mapping&& mapping, Event&& event,
+                    StillOpen&& still_open) {
   auto fail = [&](std::size_t line, const std::string& what) {
     if (error) *error = "line " + std::to_string(line) + ": " + what;
     return false;
   };
-  std::unordered_map<std::uint64_t, FunctionId> mapping;
-  std::vector<std::pair<std::uint64_t, FunctionId>> open;  // (lms id, function), innermost last
-  std::vector<FunctionId> stack;
-  std::uint64_t now = 0, stretch_start = 0;
+  std::unordered_set<std::uint64_t> mapped;
+  std::uint64_t now = 0;
   std::size_t line_no = 0, pos = 0;
-  auto flush = [&]() {  // the stretch since the last event, with the stack it had
-    if (now > stretch_start && !stack.empty())
-      out->add_sample(0, stretch_start * 1000, now - stretch_start, stack.data(), stack.size());
-    stretch_start = now;
-  };
   std::string_view line;
   while (next_line(text, &pos, &line)) {
     ++line_no;
@@ -116,76 +114,87 @@ bool read_lms_csv(std::string_view text, Profile* out, std::string* error) {
     LmsLine l;
     std::string what;
     if (!parse_lms_line(line, &l, &what)) return fail(line_no, what);
-    std::uint64_t id = l.id, diff = l.diff;
     if (l.type == 2) {
-      FunctionInfo info;
-      info.name = std::string(l.text);
-      info.kind = FunctionKind::Named;
-      mapping[id] = out->add_function(std::move(info));  // the last binding wins
+      mapped.insert(l.id);
+      mapping(l.id, l.text);  // the last binding wins
       continue;
     }
-    auto m = mapping.find(id);
-    if (m == mapping.end()) return fail(line_no, "id " + std::to_string(id) + " is used before its mapping line");
+    if (!mapped.count(l.id)) return fail(line_no, "id " + std::to_string(l.id) + " is used before its mapping line");
     // Times stay far below the ceiling so that nanoseconds and sums cannot wrap around.
-    if (diff > Profile::kMaxTotalWeight / 1000 - now) return fail(line_no, "the time passes 2^62 ns");
-    now += diff;
-    flush();
-    if (l.type == 0) {
-      open.emplace_back(id, m->second);
-      stack.push_back(m->second);
-    } else {
-      // The most recent open interval of this id ends (recursion); anything opened inside it and
-      // still open cannot nest properly.
-      if (open.empty() || open.back().first != id)
-        return fail(line_no, "end of id " + std::to_string(id) + " while " +
-                                 (open.empty() ? std::string("nothing is open") : "id " + std::to_string(open.back().first) + " is innermost"));
-      open.pop_back();
-      stack.pop_back();
-    }
+    if (l.diff > Profile::kMaxTotalWeight / 1000 - now) return fail(line_no, "the time passes 2^62 ns");
+    now += l.diff;
+    what = event(l.type == 0, l.id, now);
+    if (!what.empty()) return fail(line_no, what);
   }
-  if (!open.empty()) return fail(line_no, std::to_string(open.size()) + " interval(s) never end");
+  if (std::size_t open = still_open()) return fail(line_no, std::to_string(open) + " interval(s) never end");
+  return true;
+}
+
+}  // namespace
+
+bool read_lms_csv(std::string_view text, Profile* out, std::string* error) {
+  *out = Profile{};
+  out->clock = ClockKind::Wall;
+  out->period_ns = 1000;  // weights are microseconds
+  out->keep_samples = true;
+  std::unordered_map<std::uint64_t, FunctionId> mapping;
+  std::vector<std::pair<std::uint64_t, FunctionId>> open;  // (lms id, function), innermost last
+  std::vector<FunctionId> stack;
+  std::uint64_t stretch_start = 0;
+  bool ok = read_lms_lines(
+      text, error,
+      [&](std::uint64_t id, std::string_view name) {
+        FunctionInfo info;
+        info.name = std::string(name);
+        info.kind = FunctionKind::Named;
+        mapping[id] = out->add_function(std::move(info));
+      },
+      [&](bool begin, std::uint64_t id, std::uint64_t now) -> std::string {
+        // The stretch since the last event, with the stack it had.
+        if (now > stretch_start && !stack.empty())
+          out->add_sample(0, stretch_start * 1000, now - stretch_start, stack.data(), stack.size());
+        stretch_start = now;
+        if (begin) {
+          open.emplace_back(id, mapping[id]);
+          stack.push_back(mapping[id]);
+          return {};
+        }
+        // The most recent open interval of this id ends (recursion); anything opened inside it
+        // and still open cannot nest properly.
+        if (open.empty() || open.back().first != id)
+          return "end of id " + std::to_string(id) + " while " +
+                 (open.empty() ? std::string("nothing is open") : "id " + std::to_string(open.back().first) + " is innermost");
+        open.pop_back();
+        stack.pop_back();
+        return {};
+      },
+      [&] { return open.size(); });
+  if (!ok) return false;
   out->total_seconds = static_cast<double>(out->sample_weight()) * 1e-6;
   return true;
 }
 
 bool read_lms_intervals(std::string_view text, std::vector<LmsInterval>* out, std::string* error) {
   out->clear();
-  auto fail = [&](std::size_t line, const std::string& what) {
-    if (error) *error = "line " + std::to_string(line) + ": " + what;
-    return false;
-  };
   std::unordered_map<std::uint64_t, std::string> names;
   std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> open;  // per id, begin times (LIFO)
-  std::uint64_t now = 0;
-  std::size_t line_no = 0, pos = 0, still_open = 0;
-  std::string_view line;
-  while (next_line(text, &pos, &line)) {
-    ++line_no;
-    if (line.empty()) continue;
-    LmsLine l;
-    std::string what;
-    if (!parse_lms_line(line, &l, &what)) return fail(line_no, what);
-    if (l.type == 2) {
-      names[l.id] = std::string(l.text);
-      continue;
-    }
-    auto name = names.find(l.id);
-    if (name == names.end()) return fail(line_no, "id " + std::to_string(l.id) + " is used before its mapping line");
-    if (l.diff > Profile::kMaxTotalWeight / 1000 - now) return fail(line_no, "the time passes 2^62 ns");
-    now += l.diff;
-    std::vector<std::uint64_t>& begins = open[l.id];
-    if (l.type == 0) {
-      begins.push_back(now);
-      ++still_open;
-    } else {
-      if (begins.empty()) return fail(line_no, "end of id " + std::to_string(l.id) + " that is not open");
-      out->push_back({name->second, begins.back(), now});
-      begins.pop_back();
-      --still_open;
-    }
-  }
-  if (still_open) return fail(line_no, std::to_string(still_open) + " interval(s) never end");
-  return true;
+  std::size_t still_open = 0;
+  return read_lms_lines(
+      text, error, [&](std::uint64_t id, std::string_view name) { names[id] = std::string(name); },
+      [&](bool begin, std::uint64_t id, std::uint64_t now) -> std::string {
+        std::vector<std::uint64_t>& begins = open[id];
+        if (begin) {
+          begins.push_back(now);
+          ++still_open;
+          return {};
+        }
+        if (begins.empty()) return "end of id " + std::to_string(id) + " that is not open";
+        out->push_back({names[id], begins.back(), now});
+        begins.pop_back();
+        --still_open;
+        return {};
+      },
+      [&] { return still_open; });
 }
 
 }  // namespace scriptprof
