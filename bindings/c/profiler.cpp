@@ -21,6 +21,14 @@ struct Profiler::Session {
   bool running = false;
   std::shared_ptr<Profile> kept;                 // the profile, kept past lua_close
 
+  // Ends the run; on the thread it runs on.
+  void stop_here() {
+    if (native) native->stop();
+    if (sampler) sampler->stop();
+    native::set_thread_listener(nullptr);
+    running = false;
+  }
+
   std::shared_ptr<Profile> profile() const {
     if (native) return native->profile();
     return sampler ? sampler->shared_profile(lua::SampleKind::Time) : kept;
@@ -34,6 +42,9 @@ std::string state_name(lua_State* L) {
   s << "lua_State " << static_cast<const void*>(L);
   return s.str();
 }
+
+// "lua_State 0x..." or "a native thread", for messages.
+std::string describe(const Profiler::Session& s) { return s.L ? state_name(s.L) : std::string("a native thread"); }
 
 bool fail(std::string* error, std::string message) {
   if (error) *error = std::move(message);
@@ -65,9 +76,25 @@ bool protected_lua(lua_State* L, Fn&& fn, std::string* error) {
 }
 
 // The calling thread's listener: zone changes, fiber switches and frames reach its session.
-void session_before_change(void* context);
-void session_switched(void* context, native::Fiber* from, native::Fiber* to);
-void session_frame(void* context);
+void session_before_change(void* context) {
+  auto* s = static_cast<Profiler::Session*>(context);
+  if (s->sampler) s->sampler->sample_now();
+}
+
+void session_switched(void* context, native::Fiber* from, native::Fiber* to) {
+  auto* s = static_cast<Profiler::Session*>(context);
+  if (!s->sampler) return;
+  // A fiber running a state of another universe runs no Lua this sampler can walk.
+  native::Fiber* target = to;
+  native::Fiber plain;
+  if (to->script && lua::LuaSampler::of(static_cast<lua_State*>(to->script)) != s->sampler) target = &plain;
+  s->sampler->switch_fiber(from, target);
+}
+
+void session_frame(void* context) {
+  auto* s = static_cast<Profiler::Session*>(context);
+  if (s->sampler) s->sampler->mark_frame();
+}
 
 void listen_on_this_thread(void* session) {
   native::ThreadListener l;
@@ -80,43 +107,13 @@ void listen_on_this_thread(void* session) {
 
 }  // namespace
 
-namespace {
-
-void session_before_change(void* context) {
-  auto* s = static_cast<Profiler::Session*>(context);
-  if (s->sampler) s->sampler->sample_now();
-}
-
-void session_switched(void* context, native::Fiber* from, native::Fiber* to) {
-  auto* s = static_cast<Profiler::Session*>(context);
-  if (!s->sampler) return;
-  // A fiber running a state of another universe runs no Lua this sampler can walk.
-  native::Fiber* target = to;
-  native::Fiber plain;
-  if (to->script && lua::LuaSampler::of(static_cast<lua_State*>(to->script)) != s->sampler) {
-    plain.saved_chain.clear();
-    target = &plain;
-  }
-  s->sampler->switch_fiber(from, target);
-}
-
-void session_frame(void* context) {
-  auto* s = static_cast<Profiler::Session*>(context);
-  if (s->sampler) s->sampler->mark_frame();
-}
-
-}  // namespace
-
 Profiler::Profiler(const ProfilerOptions& options) : options_(options) {}
 
 Profiler::~Profiler() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& s : sessions_) {
     if (s->running && s->thread == std::this_thread::get_id()) {
-      if (s->native) s->native->stop();
-      if (s->sampler) s->sampler->stop();
-      native::set_thread_listener(nullptr);
-      s->running = false;
+      s->stop_here();
     }
     if (s->sampler) s->sampler->forget_destroy(s.get());
   }
@@ -203,10 +200,7 @@ bool Profiler::stop(lua_State* L, std::string* error) {
   if (s->thread != std::this_thread::get_id())
     return fail(error, "stop: " + (L ? state_name(L) : std::string("the session")) +
                            " runs on another thread; stop it there (its timer and hooks belong to that thread)");
-  if (s->native) s->native->stop();
-  if (s->sampler) s->sampler->stop();
-  native::set_thread_listener(nullptr);
-  s->running = false;
+  s->stop_here();
   return true;
 }
 
@@ -232,7 +226,7 @@ bool Profiler::can_destroy(std::string* error) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& s : sessions_)
     if (s->running && s->thread != std::this_thread::get_id())
-      return fail(error, (s->L ? state_name(s->L) : std::string("a native thread")) +
+      return fail(error, describe(*s) +
                              " is still started on another thread; stop it there first");
   return true;
 }
@@ -241,7 +235,7 @@ bool Profiler::take_profile(Profile* out, std::string* error) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& s : sessions_)
     if (s->running)
-      return fail(error, "take_profile: " + (s->L ? state_name(s->L) : std::string("a native thread")) +
+      return fail(error, "take_profile: " + describe(*s) +
                              " is still started; stop every thread first");
   *out = Profile{};
   out->name = "scriptprof";

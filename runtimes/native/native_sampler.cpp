@@ -54,11 +54,9 @@ void NativeSampler::sample_now() {
   if (ticks == 0) return;
   Profile& p = *profile_;
   const Fiber& f = *current_fiber();
-  if (p.threads.empty() || p.threads.back().id != f.process) {
-    bool known = false;
-    for (const ThreadInfo& t : p.threads) known |= t.id == f.process;
+  if (p.threads.empty() || p.threads.back().id != f.process) {  // add_thread skips known ids
     std::uint32_t os_thread = thread_process();
-    if (!known) p.add_thread(f.process, f.name, os_thread != f.process ? os_thread : 0);
+    p.add_thread(f.process, f.name, os_thread != f.process ? os_thread : 0);
   }
   frames_.clear();
   append_zone_frames(f, &zone_ids_, [&](FunctionInfo info) { return p.add_function(std::move(info)); }, &frames_);

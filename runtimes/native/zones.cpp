@@ -117,7 +117,7 @@ void set_thread_listener(const ThreadListener* listener) {
 void zone_begin(ZoneId id) {
   ThreadState& t = thread_state();
   if (t.has_listener) t.listener.before_change(t.listener.context);
-  Fiber* f = t.running == &t.own ? current_fiber() : t.running;
+  Fiber* f = current_fiber();
   if (f->depth < kMaxZoneDepth) f->zones[f->depth] = id;
   ++f->depth;
   if (zone_log_on()) log_zone_event(true, f->process, id);
@@ -125,7 +125,7 @@ void zone_begin(ZoneId id) {
 
 void zone_end(ZoneId id) {
   ThreadState& t = thread_state();
-  Fiber* f = t.running == &t.own ? current_fiber() : t.running;
+  Fiber* f = current_fiber();
   // Only the innermost zone can end: anything else is a host's mistake, and popping would
   // corrupt every stack sampled after it.
   if (f->depth == 0 || (f->depth <= kMaxZoneDepth && f->zones[f->depth - 1] != id)) {
