@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -20,6 +19,8 @@
 
 #include "scriptprof/profile.hpp"
 #include "scriptprof/profile_io.hpp"
+
+#include "quick_flag.hpp"
 
 namespace {
 
@@ -92,11 +93,7 @@ void fill(Profile* p, const std::vector<std::vector<FunctionId>>& stacks, std::s
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  if (argc > 2 || (argc == 2 && !quick)) {
-    std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
-    return 2;
-  }
+  const bool quick = quick_flag(argc, argv);
   const std::size_t samples = quick ? 100'000 : 1'000'000;
   const auto stacks = program_stacks(quick ? 5000 : 20000);
   int failures = 0;

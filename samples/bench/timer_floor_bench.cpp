@@ -17,6 +17,8 @@
 
 #include "scriptprof/sampling_timer.hpp"
 
+#include "quick_flag.hpp"
+
 namespace {
 
 std::atomic<unsigned long> g_signals{0};
@@ -65,11 +67,7 @@ struct BareTimer {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  if (argc > 2 || (argc == 2 && !quick)) {
-    std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
-    return 2;
-  }
+  const bool quick = quick_flag(argc, argv);
   const int rounds = quick ? 1 : 9;
   const unsigned long n = quick ? 150'000'000UL : 300'000'000UL;
   std::printf("== timer signal floor: a C loop, plain vs ticking, %d interleaved round%s\n", rounds,
