@@ -283,6 +283,7 @@ int run_next(lua_State* L, int, lua_KContext) {
     lua_pushinteger(L, lua_tointeger(L, 4) - 1);
     lua_replace(L, 4);
     lua_pushvalue(L, 1);
+    attach_sampler(L)->release_program_clock();
     lua_callk(L, 0, LUA_MULTRET, 0, run_next);
   }
   int nresults = lua_gettop(L) - 4;
@@ -291,8 +292,11 @@ int run_next(lua_State* L, int, lua_KContext) {
 }
 
 // Runs fn (at 1) `o.loop` times in a fresh run with options `o` (from 2); returns its results.
-int run_profiled(lua_State* L, const RunOptions& o) {
+// Program time is held until fn is called: a tick due while the guard is set up would
+// otherwise land on fn's first instruction.
+int run_profiled(lua_State* L, RunOptions o) {
   lua_settop(L, 2);
+  o.sampler.hold_clock = true;
   LuaSampler* s = attach_sampler(L);
   start_fresh_or_raise(L, o);
   push_run_guard(L, s, o.display, o.file);
@@ -336,15 +340,19 @@ int l_start_profiler(lua_State* L) {
   return 0;
 }
 
-int l_start_sampling(lua_State* L) {
+void resume_or_raise(lua_State* L, bool hold_clock) {
   LuaSampler* s = attach_sampler(L);
   if (!s->active()) luaL_error(L, "the profiler is not started (call profiler.start_profiler first)");
   std::string error;
-  if (!s->resume_sampling(&error)) {
+  if (!s->resume_sampling(&error, hold_clock)) {
     lua_pushfstring(L, "cannot resume sampling: %s", error.c_str());
     error = std::string();
     lua_error(L);
   }
+}
+
+int l_start_sampling(lua_State* L) {
+  resume_or_raise(L, false);
   return 0;
 }
 
@@ -370,11 +378,12 @@ int with_sampling_done(lua_State* L, int, lua_KContext) {
 int l_with_sampling(lua_State* L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   int nargs = lua_gettop(L) - 1;
-  l_start_sampling(L);
+  resume_or_raise(L, true);  // held until fn is called, as in run_profiled
   lua_newuserdatauv(L, 0, 0);
   luaL_setmetatable(L, kSamplingGuardMeta);
   lua_insert(L, 1);  // guard, fn, args...: an error in fn still suspends
   lua_toclose(L, 1);
+  attach_sampler(L)->release_program_clock();
   lua_callk(L, nargs, LUA_MULTRET, 0, with_sampling_done);  // fn may yield across it
   return with_sampling_done(L, LUA_OK, 0);
 }

@@ -145,10 +145,10 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   }
   excluded_profiler_ = 0;
   excluded_handler_ = 0;
-  profiler_since_ = 0;
   signals_ = 0;
   thread_tid_ = gettid();
   start_raw_ = now();
+  profiler_since_ = settings.start_held ? start_raw_ : 0;
   // The first tick falls at a uniformly random point of the first period, not at its end: then
   // a run of T seconds expects exactly T/period ticks, where a fixed phase always drops the
   // last part period (10% of a 50 ms run at 100 Hz).

@@ -195,14 +195,14 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   analyzed_ = false;
   limit_hit_ = false;
   install_space_hooks(L);
-  if (settings.start_sampling && !resume_sampling(error)) {
+  if (settings.start_sampling && !resume_sampling(error, settings.hold_clock)) {
     stop();
     return false;
   }
   return true;
 }
 
-bool LuaSampler::resume_sampling(std::string* error) {
+bool LuaSampler::resume_sampling(std::string* error, bool hold_clock) {
   if (!active_) {
     if (error) *error = "the profiler is not started";
     return false;
@@ -217,7 +217,7 @@ bool LuaSampler::resume_sampling(std::string* error) {
   armed_ = nullptr;
   current_ = chain_.empty() ? main_ : chain_.back();
   update_excluded();
-  TimerSettings ts{settings_.clock, settings_.period_ns};
+  TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock};
   // The timer also measures program time, so it runs even when only gc or space is sampled.
   if (!timer_.start(ts, tick_trampoline, this, error)) return false;
   sampling_ = true;

@@ -39,6 +39,8 @@ struct SamplerSettings {
   std::uint64_t max_samples = 100'000;   // stacks per profile before collection stops (0: no bound)
   bool interpret_closures = false;       // closures of one prototype stay apart
   bool start_sampling = true;            // false: started but suspended (Allegro's start-sampling-p)
+  bool hold_clock = false;               // program time waits for release_program_clock(): the
+                                         // caller calls the profiled function after more setup
   bool native_zones = false;             // embedded: the running fiber's zones are every sample's
                                          // outer frames, and each fiber is a process
 };
@@ -77,8 +79,11 @@ class LuaSampler {
   void stop();
   // Suspends and resumes collection within a run (Allegro's stop-sampling/start-sampling);
   // suspended time is not profiled time. resume_sampling fails once max_samples was reached.
-  bool resume_sampling(std::string* error);
+  // `hold_clock` as in SamplerSettings.
+  bool resume_sampling(std::string* error, bool hold_clock = false);
   void suspend_sampling();
+  // The profiled code starts now: program time runs from here after a held start. Idempotent.
+  void release_program_clock() { timer_.leave_profiler(); }
   bool active() const { return active_; }
   bool sampling() const { return sampling_; }
   SamplerStatus status() const;

@@ -28,6 +28,9 @@ using TickHandler = void (*)(void* context, std::uint64_t ticks, std::uint64_t p
 struct TimerSettings {
   TimerClock clock = TimerClock::Cpu;
   std::uint64_t period_ns = 10'000'000;  // 100 Hz
+  // Program time stays still from start() until leave_profiler(): the caller has its own work
+  // left before the program runs, and a tick due then would land on the program's first step.
+  bool start_held = false;
 };
 
 class SamplingTimer {
