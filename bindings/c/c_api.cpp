@@ -50,13 +50,6 @@ scriptprof_status guarded(const char* what, Fn&& fn) {
   }
 }
 
-// Start failures that come from the system (timer, signal handler) rather than misuse.
-bool system_failure(const std::string& message) {
-  for (const char* call : {"sigaction", "timer_create", "timer_settime", "pthread_getcpuclockid", "too many sampling timers"})
-    if (message.find(call) != std::string::npos) return true;
-  return false;
-}
-
 #define SCRIPTPROF_REQUIRE(cond, what)                                                            \
   do {                                                                                            \
     if (!(cond)) return failed(SCRIPTPROF_INVALID_ARGUMENT, what);                                \
@@ -127,8 +120,10 @@ scriptprof_status scriptprof_start(scriptprof_profiler* p, lua_State* L) {
   SCRIPTPROF_REQUIRE(p, "scriptprof_start: profiler is NULL");
   return guarded("scriptprof_start", [&] {
     std::string error;
-    if (p->profiler.start(L, &error)) return SCRIPTPROF_OK;
-    return failed(system_failure(error) ? SCRIPTPROF_SYSTEM_ERROR : SCRIPTPROF_INVALID_STATE, "scriptprof_" + error);
+    scriptprof::Failure kind;
+    if (p->profiler.start(L, &error, &kind)) return SCRIPTPROF_OK;
+    return failed(kind == scriptprof::Failure::System ? SCRIPTPROF_SYSTEM_ERROR : SCRIPTPROF_INVALID_STATE,
+                  "scriptprof_" + error);
   });
 }
 
@@ -215,6 +210,14 @@ scriptprof_status scriptprof_take_profile(scriptprof_profiler* p, scriptprof_pro
     if (!p->profiler.take_profile(&prof->profile, &error)) return failed(SCRIPTPROF_INVALID_STATE, "scriptprof_" + error);
     *out = prof.release();
     return SCRIPTPROF_OK;
+  });
+}
+
+scriptprof_status scriptprof_reset(scriptprof_profiler* p) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_reset: profiler is NULL");
+  return guarded("scriptprof_reset", [&] {
+    std::string error;
+    return p->profiler.reset(&error) ? SCRIPTPROF_OK : failed(SCRIPTPROF_INVALID_STATE, "scriptprof_" + error);
   });
 }
 

@@ -150,8 +150,9 @@ bool Profiler::attach(lua_State* L, std::string* error) {
   return true;
 }
 
-bool Profiler::start(lua_State* L, std::string* error) {
+bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (kind) *kind = Failure::Misuse;
   Session* s = find(L);
   if (!s && L) return fail(error, "start: " + state_name(L) + " is not attached (attach it first)");
   if (!s) {
@@ -171,6 +172,13 @@ bool Profiler::start(lua_State* L, std::string* error) {
     if (other.get() != s && other->running && other->thread == std::this_thread::get_id())
       return fail(error, "start: this thread already samples " +
                              (other->L ? state_name(other->L) : std::string("its native code")) + "; stop that first");
+  if (s->sampler && s->sampler->active())
+    return fail(error, "start: " + state_name(L) + " is already profiled through the Lua module; stop that first");
+  if (s->sampler && s->sampler->profile().health.limit_reached)
+    return fail(error, "start: " + state_name(L) + " reached max_samples (" + std::to_string(options_.max_samples) +
+                           "); take the profile and reset first");
+  // Past the checks above, only the system can refuse: the timer, the signal handler, memory.
+  if (kind) *kind = Failure::System;
   TimerSettings timer{options_.clock, options_.period_ns};
   if (s->native) {
     if (!s->native->start(timer, options_.full_stacks, error)) return false;

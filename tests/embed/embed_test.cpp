@@ -13,6 +13,8 @@ extern "C" {
 
 #include <boost/context/fiber.hpp>
 
+#include <sys/resource.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -485,6 +487,47 @@ TEST_CASE("a coroutine resumed from C is sampled as the coroutine once the host 
       if (contains(stack, "in_co")) in_co += w;
   CHECK(in_co > 100);
   scriptprof_profile_free(prof);
+  REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
+  lua_close(L);
+}
+
+TEST_CASE("start failures say whose they are: the caller's state or the system's") {
+  // The caller's: a state that reached max_samples starts again only after a reset.
+  scriptprof_options o;
+  scriptprof_options_init(&o);
+  o.hz = 1000;
+  o.max_samples = 5;
+  scriptprof_profiler* p = nullptr;
+  REQUIRE(scriptprof_create(&o, &p) == SCRIPTPROF_OK);
+  lua_State* L = new_state();
+  REQUIRE(scriptprof_attach(p, L) == SCRIPTPROF_OK);
+  REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
+  call_global(L, "think", 0.05);
+  REQUIRE(scriptprof_stop(p, L) == SCRIPTPROF_OK);
+  CHECK(scriptprof_start(p, L) == SCRIPTPROF_INVALID_STATE);
+  CHECK(std::string(scriptprof_error()).find("max_samples (5)") != std::string::npos);
+  REQUIRE(scriptprof_reset(p) == SCRIPTPROF_OK);
+  REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
+  REQUIRE(scriptprof_stop(p, L) == SCRIPTPROF_OK);
+
+  // The system's: with no room for a pending signal the kernel refuses the POSIX timer.
+  rlimit saved{};
+  REQUIRE(getrlimit(RLIMIT_SIGPENDING, &saved) == 0);
+  rlimit none = saved;
+  none.rlim_cur = 0;
+  REQUIRE(setrlimit(RLIMIT_SIGPENDING, &none) == 0);
+  scriptprof_status lua_start = scriptprof_start(p, L);
+  std::string lua_message = scriptprof_error();
+  scriptprof_status native_start = scriptprof_start(p, nullptr);
+  std::string native_message = scriptprof_error();
+  REQUIRE(setrlimit(RLIMIT_SIGPENDING, &saved) == 0);
+  CHECK(lua_start == SCRIPTPROF_SYSTEM_ERROR);
+  CHECK(lua_message.find("timer_create") != std::string::npos);
+  CHECK(native_start == SCRIPTPROF_SYSTEM_ERROR);
+  CHECK(native_message.find("timer_create") != std::string::npos);
+  // Nothing was left half-started: both start normally now.
+  REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
+  REQUIRE(scriptprof_stop(p, L) == SCRIPTPROF_OK);
   REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
   lua_close(L);
 }

@@ -98,6 +98,8 @@ scriptprof_status scriptprof_zone_log_write(const char* path);
 
 /* Every thread's samples merged, a process per thread and fiber. All runs must be stopped. */
 scriptprof_status scriptprof_take_profile(scriptprof_profiler* profiler, scriptprof_profile** out);
+/* Drops everything collected so far (all runs must be stopped); attached states stay attached. */
+scriptprof_status scriptprof_reset(scriptprof_profiler* profiler);
 /* Reads a saved profile (format NULL or "": guessed from the contents). */
 scriptprof_status scriptprof_profile_read(const char* path, const char* format, scriptprof_profile** out);
 /* Writes a file format: lispworks, folded, speedscope, chrome, pprof, html, sampler, lms. */

@@ -33,6 +33,10 @@ struct ProfilerOptions {
   std::uint64_t max_samples = 100'000;  // stacks per thread before its collection stops
 };
 
+// Why a call failed: the caller asked for something the profiler's state does not allow, or
+// the system refused (timer, signal handler, memory).
+enum class Failure { Misuse, System };
+
 class Profiler {
  public:
   explicit Profiler(const ProfilerOptions& options = {});
@@ -45,8 +49,9 @@ class Profiler {
   // Registers a Lua state, on the thread that will run it, before it is started.
   bool attach(lua_State* L, std::string* error);
   // Starts sampling the calling thread, which runs L (nullptr: a thread that runs only native
-  // code, whose samples are its zones). Samples add to what earlier runs collected.
-  bool start(lua_State* L, std::string* error);
+  // code, whose samples are its zones). Samples add to what earlier runs collected. On failure
+  // `kind` (if given) says whose it was.
+  bool start(lua_State* L, std::string* error, Failure* kind = nullptr);
   // Stops the calling thread's run of L (nullptr: its native run).
   bool stop(lua_State* L, std::string* error);
   // Forgets L (stopping it first, on its thread); what it collected stays in the profile.
