@@ -50,6 +50,22 @@ scriptprof_status guarded(const char* what, Fn&& fn) {
   }
 }
 
+// A report as a malloc'ed string the caller frees with scriptprof_string_free.
+scriptprof_status report_text(const char* fn, const scriptprof::Profile& profile, const char* style,
+                              const scriptprof::ReportOptions& options, char** text) {
+  *text = nullptr;
+  return guarded(fn, [&] {
+    std::string out, error;
+    if (!scriptprof::render_report(profile, style, &out, &error, options))
+      return failed(SCRIPTPROF_INVALID_ARGUMENT, std::string(fn) + ": " + error);
+    char* copy = static_cast<char*>(std::malloc(out.size() + 1));
+    if (!copy) return failed(SCRIPTPROF_OUT_OF_MEMORY, std::string(fn) + ": out of memory");
+    std::memcpy(copy, out.c_str(), out.size() + 1);
+    *text = copy;
+    return SCRIPTPROF_OK;
+  });
+}
+
 #define SCRIPTPROF_REQUIRE(cond, what)                                                            \
   do {                                                                                            \
     if (!(cond)) return failed(SCRIPTPROF_INVALID_ARGUMENT, what);                                \
@@ -252,17 +268,15 @@ scriptprof_status scriptprof_profile_report(const scriptprof_profile* prof, cons
   SCRIPTPROF_REQUIRE(prof, "scriptprof_profile_report: profile is NULL");
   SCRIPTPROF_REQUIRE(style, "scriptprof_profile_report: style is NULL");
   SCRIPTPROF_REQUIRE(text, "scriptprof_profile_report: text is NULL");
-  *text = nullptr;
-  return guarded("scriptprof_profile_report", [&] {
-    std::string out, error;
-    if (!scriptprof::render_report(prof->profile, style, &out, &error))
-      return failed(SCRIPTPROF_INVALID_ARGUMENT, "scriptprof_profile_report: " + error);
-    char* copy = static_cast<char*>(std::malloc(out.size() + 1));
-    if (!copy) return failed(SCRIPTPROF_OUT_OF_MEMORY, "scriptprof_profile_report: out of memory");
-    std::memcpy(copy, out.c_str(), out.size() + 1);
-    *text = copy;
-    return SCRIPTPROF_OK;
-  });
+  return report_text("scriptprof_profile_report", prof->profile, style, {}, text);
+}
+
+scriptprof_status scriptprof_profile_frames(const scriptprof_profile* prof, size_t slowest, char** text) {
+  SCRIPTPROF_REQUIRE(prof, "scriptprof_profile_frames: profile is NULL");
+  SCRIPTPROF_REQUIRE(text, "scriptprof_profile_frames: text is NULL");
+  scriptprof::ReportOptions options;
+  options.slowest_frames = slowest;
+  return report_text("scriptprof_profile_frames", prof->profile, "frames", options, text);
 }
 
 uint64_t scriptprof_profile_samples(const scriptprof_profile* prof) { return prof ? prof->profile.sample_weight() : 0; }

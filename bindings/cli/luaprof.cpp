@@ -75,7 +75,8 @@ void usage(FILE* out) {
       "  --hide-package P  fold functions whose file or name starts with P (repeatable)\n"
       "  --report FILE     write the report to FILE instead of standard output\n"
       "  --style NAME      the report: flat (default), flat-guile2, tree, anomalies, gprof,\n"
-      "                    gprof-callgraph, allegro, allegro-callgraph, call-counts\n"
+      "                    gprof-callgraph, allegro, allegro-callgraph, call-counts, frames\n"
+      "  --slowest-frames N  the frames style lists the N slowest frames (default 5)\n"
       "  -o FILE           also write the profile to FILE in --format (guessed from .tree, .folded,\n"
       "                    .speedscope.json, .pb.gz)\n"
       "  --format NAME     lispworks, folded, speedscope, chrome, pprof, html, sampler or lms\n"
@@ -96,7 +97,7 @@ Options parse_options(int argc, char** argv) {
   CLI::App app{"luaprof"};
   app.prefix_command();
   app.set_help_flag();  // our own usage text below
-  std::string hz, clock, alloc, max_samples;
+  std::string hz, clock, alloc, max_samples, slowest;
   bool help = false, version = false, gc = false;
   app.add_option("--hz", hz);
   app.add_option("--clock", clock);
@@ -111,6 +112,7 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--hide-package", o.report.allegro.hidden_packages)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--report", o.report_file);
   app.add_option("--style", o.style);
+  app.add_option("--slowest-frames", slowest);
   app.add_option("-o", o.output);
   app.add_option("--format", o.format);
   app.add_flag("-h,--help", help);
@@ -153,6 +155,7 @@ Options parse_options(int argc, char** argv) {
   o.sampler.gc_samples = gc;
   if (!alloc.empty()) o.sampler.alloc_bytes = count(alloc, "--alloc", 1);
   if (!max_samples.empty()) o.sampler.max_samples = count(max_samples, "--max-samples", 0);
+  if (!slowest.empty()) o.report.slowest_frames = count(slowest, "--slowest-frames", 0);
   if ((gc || !alloc.empty()) && hz.empty()) o.sampler.sample_time = false;
   if (clock == "wall") o.sampler.clock = scriptprof::TimerClock::Wall;
   else if (!clock.empty() && clock != "cpu") bad_usage("--clock must be cpu or wall, got '" + clock + "'");

@@ -666,8 +666,8 @@ int l_fetch_call_tree(lua_State* L) {
   return 1;
 }
 
-// {labels=, cumulative=, hidden={names...}, significance_threshold=, fractional_significance_threshold=}
-// With `o` null, only checks (and raises on a bad option, before any C++ object holds memory);
+// {labels=, cumulative=, hidden={names...}, significance_threshold=, fractional_significance_threshold=,
+// slowest=} With `o` null, only checks (and raises on a bad option, before any C++ object holds memory);
 // with `o`, reads options already checked, and cannot raise.
 void read_style_options(lua_State* L, int arg, ReportOptions* o) {
   lua_pushnil(L);
@@ -692,6 +692,11 @@ void read_style_options(lua_State* L, int arg, ReportOptions* o) {
       fraction(o ? &o->allegro.significance_threshold : nullptr);
     } else if (std::strcmp(key, "fractional_significance_threshold") == 0) {
       fraction(o ? &o->allegro.fractional_significance_threshold : nullptr);
+    } else if (std::strcmp(key, "slowest") == 0) {
+      lua_Integer n = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+      if (!o && (n < 1 || n > 1'000'000))
+        luaL_argerror(L, arg, "option 'slowest' must be a whole number of frames from 1 to 1000000");
+      if (o) o->slowest_frames = static_cast<std::size_t>(n);
     } else if (std::strcmp(key, "hidden") == 0 || std::strcmp(key, "hidden_packages") == 0) {
       const char* what = key[6] == '_' ? "a list of source or name prefixes" : "a list of function names";
       if (!lua_istable(L, -1)) luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be %s", key, what));
@@ -710,7 +715,7 @@ void read_style_options(lua_State* L, int arg, ReportOptions* o) {
     } else if (!o) {
       luaL_argerror(L, arg, lua_pushfstring(L,
           "unknown option '%s' (known: labels, cumulative, hidden, hidden_packages, "
-          "significance_threshold, fractional_significance_threshold)", key));
+          "significance_threshold, fractional_significance_threshold, slowest)", key));
     }
     lua_pop(L, 1);
   }

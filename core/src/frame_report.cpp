@@ -75,7 +75,7 @@ std::string frame_report(const Profile& p, std::size_t slowest) {
       return a.end_ns - a.begin_ns > b.end_ns - b.begin_ns;
     });
     if (order.size() > slowest) order.resize(slowest);
-    out += "  slowest   frame    start ms   length ms   top of stack (samples)\n";
+    if (!order.empty()) out += "  slowest   frame    start ms   length ms   top of stack (samples)\n";
     for (std::size_t i = 0; i < order.size(); ++i) {
       char row[96];
       std::snprintf(row, sizeof row, "  %7zu %7zu %11s %11s   ", i + 1, order[i].index, ms(order[i].begin_ns).c_str(),

@@ -462,6 +462,20 @@ TEST_CASE("frame markers: the frames report shows the average and the slowest fr
   CHECK(rank == 1);
   CHECK(index == 4);
   CHECK(line.find("stall (zone)") != std::string::npos);
+  // Asked for the two slowest: the stall frame and one more, nothing else.
+  REQUIRE(scriptprof_profile_frames(prof, 2, &text) == SCRIPTPROF_OK);
+  std::string two = text;
+  scriptprof_string_free(text);
+  INFO(two);
+  std::istringstream rows(two);
+  std::vector<std::string> lines2;
+  while (std::getline(rows, line)) lines2.push_back(line);
+  REQUIRE(lines2.size() == 4);  // title, column header, two frames
+  int rank2 = 0;
+  std::istringstream(lines2[3]) >> rank2;
+  CHECK(rank2 == 2);
+  CHECK(two.find("stall (zone)") != std::string::npos);
+  CHECK(scriptprof_profile_frames(nullptr, 2, &text) == SCRIPTPROF_INVALID_ARGUMENT);
   scriptprof_profile_free(prof);
   REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
 }

@@ -107,6 +107,9 @@ scriptprof_status scriptprof_profile_write(const scriptprof_profile* profile, co
 /* A report as text (free it with scriptprof_string_free): flat, flat-guile2, tree, anomalies,
    gprof, gprof-callgraph, allegro, allegro-callgraph, call-counts, frames. */
 scriptprof_status scriptprof_profile_report(const scriptprof_profile* profile, const char* style, char** text);
+/* The "frames" report listing the `slowest` longest frames of each thread (the style lists 5;
+   0 gives only each thread's count, average and longest). */
+scriptprof_status scriptprof_profile_frames(const scriptprof_profile* profile, size_t slowest, char** text);
 /* Total sample weight and number of processes (threads and fibers) of a profile. */
 uint64_t scriptprof_profile_samples(const scriptprof_profile* profile);
 size_t scriptprof_profile_processes(const scriptprof_profile* profile);

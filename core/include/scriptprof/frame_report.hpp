@@ -20,7 +20,7 @@ struct FrameSpan {
 std::vector<FrameSpan> frame_spans(const Profile& profile);
 
 // Per thread: frame count, average and longest frame, then the `slowest` longest frames with
-// the functions that ran most in each (needs full stacks; otherwise only the lengths).
+// the functions that ran most in each (needs full stacks; otherwise only the lengths); 0: no list.
 std::string frame_report(const Profile& profile, std::size_t slowest = 5);
 
 }  // namespace scriptprof
