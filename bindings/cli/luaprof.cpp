@@ -278,6 +278,7 @@ int docall(lua_State* L, int narg, int nres) {
   lua_insert(L, base);
   g_interrupt_state = L;
   signal(SIGINT, on_sigint);
+  if (g_run.sampler) g_run.sampler->release_program_clock();  // the script's time starts here
   int status = lua_pcall(L, narg, nres, base);
   signal(SIGINT, SIG_DFL);
   lua_remove(L, base);
@@ -370,7 +371,9 @@ int protected_main(lua_State* L) {
     g_run.sampler->add_boundary(protected_main);
     watch_state_close(L);
     std::string error;
-    if (!g_run.sampler->start(L, a->options->sampler, &error))
+    scriptprof::lua::SamplerSettings settings = a->options->sampler;
+    settings.hold_clock = true;  // released by docall: setting up is not the script's time
+    if (!g_run.sampler->start(L, settings, &error))
       return luaL_error(L, "cannot start the profiler: %s", error.c_str());
     using scriptprof::lua::SampleKind;
     const auto& st = a->options->sampler;
