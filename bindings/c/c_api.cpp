@@ -50,6 +50,12 @@ scriptprof_status guarded(const char* what, Fn&& fn) {
   }
 }
 
+// A Profiler call's outcome: OK, or `status` with its message ("start: ...") under the C
+// name ("scriptprof_start: ...").
+scriptprof_status outcome(bool ok, scriptprof_status status, const std::string& error) {
+  return ok ? SCRIPTPROF_OK : failed(status, "scriptprof_" + error);
+}
+
 // A report as a malloc'ed string the caller frees with scriptprof_string_free.
 scriptprof_status report_text(const char* fn, const scriptprof::Profile& profile, const char* style,
                               const scriptprof::ReportOptions& options, char** text) {
@@ -119,7 +125,7 @@ scriptprof_status scriptprof_attach(scriptprof_profiler* p, lua_State* L) {
   SCRIPTPROF_REQUIRE(L, "scriptprof_attach: L is NULL");
   return guarded("scriptprof_attach", [&] {
     std::string error;
-    return p->profiler.attach(L, &error) ? SCRIPTPROF_OK : failed(SCRIPTPROF_OUT_OF_MEMORY, "scriptprof_attach: " + error);
+    return outcome(p->profiler.attach(L, &error), SCRIPTPROF_OUT_OF_MEMORY, error);
   });
 }
 
@@ -128,7 +134,7 @@ scriptprof_status scriptprof_detach(scriptprof_profiler* p, lua_State* L) {
   SCRIPTPROF_REQUIRE(L, "scriptprof_detach: L is NULL");
   return guarded("scriptprof_detach", [&] {
     std::string error;
-    return p->profiler.detach(L, &error) ? SCRIPTPROF_OK : failed(SCRIPTPROF_INVALID_STATE, "scriptprof_" + error);
+    return outcome(p->profiler.detach(L, &error), SCRIPTPROF_INVALID_STATE, error);
   });
 }
 
@@ -137,9 +143,8 @@ scriptprof_status scriptprof_start(scriptprof_profiler* p, lua_State* L) {
   return guarded("scriptprof_start", [&] {
     std::string error;
     scriptprof::Failure kind;
-    if (p->profiler.start(L, &error, &kind)) return SCRIPTPROF_OK;
-    return failed(kind == scriptprof::Failure::System ? SCRIPTPROF_SYSTEM_ERROR : SCRIPTPROF_INVALID_STATE,
-                  "scriptprof_" + error);
+    bool ok = p->profiler.start(L, &error, &kind);
+    return outcome(ok, kind == scriptprof::Failure::System ? SCRIPTPROF_SYSTEM_ERROR : SCRIPTPROF_INVALID_STATE, error);
   });
 }
 
@@ -147,7 +152,7 @@ scriptprof_status scriptprof_stop(scriptprof_profiler* p, lua_State* L) {
   SCRIPTPROF_REQUIRE(p, "scriptprof_stop: profiler is NULL");
   return guarded("scriptprof_stop", [&] {
     std::string error;
-    return p->profiler.stop(L, &error) ? SCRIPTPROF_OK : failed(SCRIPTPROF_INVALID_STATE, "scriptprof_" + error);
+    return outcome(p->profiler.stop(L, &error), SCRIPTPROF_INVALID_STATE, error);
   });
 }
 
@@ -223,7 +228,7 @@ scriptprof_status scriptprof_take_profile(scriptprof_profiler* p, scriptprof_pro
   return guarded("scriptprof_take_profile", [&] {
     auto prof = std::make_unique<scriptprof_profile>();
     std::string error;
-    if (!p->profiler.take_profile(&prof->profile, &error)) return failed(SCRIPTPROF_INVALID_STATE, "scriptprof_" + error);
+    if (!p->profiler.take_profile(&prof->profile, &error)) return outcome(false, SCRIPTPROF_INVALID_STATE, error);
     *out = prof.release();
     return SCRIPTPROF_OK;
   });
@@ -233,7 +238,7 @@ scriptprof_status scriptprof_reset(scriptprof_profiler* p) {
   SCRIPTPROF_REQUIRE(p, "scriptprof_reset: profiler is NULL");
   return guarded("scriptprof_reset", [&] {
     std::string error;
-    return p->profiler.reset(&error) ? SCRIPTPROF_OK : failed(SCRIPTPROF_INVALID_STATE, "scriptprof_" + error);
+    return outcome(p->profiler.reset(&error), SCRIPTPROF_INVALID_STATE, error);
   });
 }
 

@@ -52,9 +52,9 @@ bool fail(std::string* error, std::string message) {
 }
 
 // Runs fn under lua_pcall: Lua raises errors (out of memory) by longjmp, which must not reach
-// the host through the C API.
+// the host through the C API. Messages start with `what` ("start: Lua error: ...").
 template <class Fn>
-bool protected_lua(lua_State* L, Fn&& fn, std::string* error) {
+bool protected_lua(const char* what, lua_State* L, Fn&& fn, std::string* error) {
   struct Call {
     std::remove_reference_t<Fn>* fn;
     static int run(lua_State* L) {
@@ -63,12 +63,12 @@ bool protected_lua(lua_State* L, Fn&& fn, std::string* error) {
       return 0;
     }
   } call{&fn};
-  if (!lua_checkstack(L, 3)) return fail(error, "the Lua stack cannot grow");
+  if (!lua_checkstack(L, 3)) return fail(error, std::string(what) + ": the Lua stack cannot grow");
   lua_pushcfunction(L, &Call::run);
   lua_pushlightuserdata(L, &call);
   if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
     const char* msg = lua_tostring(L, -1);
-    fail(error, std::string("Lua error: ") + (msg ? msg : "(not a string)"));
+    fail(error, std::string(what) + ": Lua error: " + (msg ? msg : "(not a string)"));
     lua_pop(L, 1);
     return false;
   }
@@ -140,7 +140,7 @@ bool Profiler::attach(lua_State* L, std::string* error) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (find(L)) return true;
   lua::LuaSampler* sampler = nullptr;
-  if (!protected_lua(L, [&](lua_State* S) { sampler = lua::attach_sampler(S); }, error)) return false;
+  if (!protected_lua("attach", L, [&](lua_State* S) { sampler = lua::attach_sampler(S); }, error)) return false;
   auto s = std::make_unique<Session>();
   s->owner = this;
   s->L = L;
@@ -180,8 +180,9 @@ bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
   // Past the checks above, only the system can refuse: the timer, the signal handler, memory.
   if (kind) *kind = Failure::System;
   TimerSettings timer{options_.clock, options_.period_ns};
+  std::string why;
   if (s->native) {
-    if (!s->native->start(timer, options_.full_stacks, error)) return false;
+    if (!s->native->start(timer, options_.full_stacks, &why)) return fail(error, "start: " + why);
   } else {
     lua::SamplerSettings settings;
     settings.clock = options_.clock;
@@ -191,8 +192,8 @@ bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
     settings.max_samples = options_.max_samples;
     settings.native_zones = true;
     bool started = false;
-    std::string why;
-    if (!protected_lua(L, [&](lua_State* S) { started = s->sampler->start(S, settings, &why); }, error)) return false;
+    if (!protected_lua("start", L, [&](lua_State* S) { started = s->sampler->start(S, settings, &why); }, error))
+      return false;
     if (!started) return fail(error, "start: " + why);
     listen_on_this_thread(s);
   }

@@ -536,8 +536,10 @@ TEST_CASE("start failures say whose they are: the caller's state or the system's
   std::string native_message = scriptprof_error();
   REQUIRE(setrlimit(RLIMIT_SIGPENDING, &saved) == 0);
   CHECK(lua_start == SCRIPTPROF_SYSTEM_ERROR);
+  CHECK(lua_message.rfind("scriptprof_start: ", 0) == 0);
   CHECK(lua_message.find("timer_create") != std::string::npos);
   CHECK(native_start == SCRIPTPROF_SYSTEM_ERROR);
+  CHECK(native_message.rfind("scriptprof_start: ", 0) == 0);
   CHECK(native_message.find("timer_create") != std::string::npos);
   // Nothing was left half-started: both start normally now.
   REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
