@@ -134,10 +134,14 @@ SamplerStatus LuaSampler::status() const {
   return analyzed_ ? SamplerStatus::Analyzed : SamplerStatus::Saved;
 }
 
-FunctionId LuaSampler::new_function(FunctionInfo info) {
+FunctionId LuaSampler::new_function(FunctionInfo info, std::string source, std::uint8_t name_tries,
+                                     lua_Integer closure_no) {
   FunctionId id = profiles_[0]->add_function(info);
   profiles_[1]->add_function(info);
   profiles_[2]->add_function(std::move(info));
+  id_source_.push_back(std::move(source));
+  name_tries_.push_back(name_tries);
+  closure_no_.push_back(closure_no);
   return id;
 }
 
@@ -186,9 +190,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
     fn_ids_.clear();    // frees were not watched while stopped
     last_fp_ = last_caller_fp_ = nullptr;
     program_hooks_.clear();
-    if (lua_gethook(L) && lua_gethook(L) != sampler_hook)
-      program_hooks_[L] = hook_of(L);
-    install_counting_hook(L);
+    take_over_hook(L);
   }
   active_ = true;
   ran_ = true;
@@ -437,6 +439,13 @@ void LuaSampler::install_counting_hook(lua_State* L) {
   lua_sethook(L, sampler_hook, LUA_MASKCALL | program.mask, program.count);
 }
 
+// Our counting hook on L; a hook the program had set there is kept under ours.
+void LuaSampler::take_over_hook(lua_State* L) {
+  lua_Hook hook = lua_gethook(L);
+  if (hook && hook != sampler_hook) program_hooks_[L] = hook_of(L);
+  install_counting_hook(L);
+}
+
 void LuaSampler::set_program_hook(lua_State* L1, lua_Hook hook, int mask, int count) {
   critical_ = true;
   bool was_armed = armed_.load() == L1;
@@ -513,13 +522,8 @@ NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight) {
   if (settings_.native_zones && native::current_fiber()->depth > 0) {
     // The zones open on this fiber enclose the Lua stack: they are its outer frames.
     std::vector<FunctionId> zones;
-    append_zone_frames(*native::current_fiber(), &zone_ids_, [&](FunctionInfo info) {
-      FunctionId id = new_function(std::move(info));
-      id_source_.emplace_back();
-      name_tries_.push_back(0);
-      closure_no_.push_back(0);
-      return id;
-    }, &zones);
+    append_zone_frames(*native::current_fiber(), &zone_ids_,
+                       [&](FunctionInfo info) { return new_function(std::move(info)); }, &zones);
     frames_.insert(frames_.begin(), zones.begin(), zones.end());
     lines_.insert(lines_.begin(), zones.size(), 0);
   }
@@ -617,9 +621,6 @@ FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
     }
     FunctionId id = new_function(std::move(info));
     c_ids_.emplace(fp, id);
-    id_source_.emplace_back();
-    name_tries_.push_back(0);
-    closure_no_.push_back(0);
     return id;
   }
   const bool closure = settings_.interpret_closures && ar->what[0] != 'm';
@@ -676,10 +677,7 @@ FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
     number = ++closures_seen_;
   }
   if (number) info.name += " [closure " + std::to_string(number) + "]";
-  FunctionId id = new_function(std::move(info));
-  id_source_.emplace_back(ar->source);
-  name_tries_.push_back(unnamed ? kNameTries : 0);
-  closure_no_.push_back(number);
+  FunctionId id = new_function(std::move(info), ar->source, unnamed ? kNameTries : 0, number);
   if (number) closure_by_number_.push_back(id);
   if (closure) remember_closure(L, ar, id);
   if (!second) lua_ids_[key] = id;  // the prototype's first function (closures: its first closure)
@@ -1011,11 +1009,7 @@ void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
   if (active_) {
     // A pending sample belongs to whatever runs next: move the arm into the coroutine.
     if (armed_.load() == from) disarm();
-    if (counting_ && lua_gethook(co) != sampler_hook) {
-      // A hook set on co from C, or before the run: the program's, kept under ours.
-      if (lua_gethook(co)) program_hooks_[co] = hook_of(co);
-      install_counting_hook(co);
-    }
+    if (counting_ && lua_gethook(co) != sampler_hook) take_over_hook(co);  // hooked from C, or before the run
     // An excluded coroutine takes no sample: pending ticks wait for the resumer's next one.
     if (pending_.load() > 0 && !current_excluded_.load()) arm(co, 0);
   }
@@ -1076,10 +1070,7 @@ void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {
   lua_State* running = chain_.empty() ? nullptr : chain_.back();
   current_.store(running, std::memory_order_release);
   update_excluded();
-  if (running && active_ && counting_ && lua_gethook(running) != sampler_hook) {
-    if (lua_gethook(running)) program_hooks_[running] = hook_of(running);
-    install_counting_hook(running);
-  }
+  if (running && active_ && counting_ && lua_gethook(running) != sampler_hook) take_over_hook(running);
   if (running && sampling_ && pending_.load() > 0 && !current_excluded_.load()) arm(running, 0);
   critical_ = false;
 }

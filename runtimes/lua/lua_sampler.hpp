@@ -202,9 +202,13 @@ class LuaSampler {
   void leave_profiler_within_budget();
   bool over_budget() const;
   void install_counting_hook(lua_State* L);
+  void take_over_hook(lua_State* L);
   // Records the walked frames_ into one profile; returns its leaf.
   NodeId record(SampleKind kind, std::uint64_t weight);
-  FunctionId new_function(FunctionInfo info);       // in every profile, same id
+  // A function in every profile (same id), with its per-id bookkeeping: the full source of a
+  // Lua function, how many call sites may still name it, its closure number.
+  FunctionId new_function(FunctionInfo info, std::string source = {}, std::uint8_t name_tries = 0,
+                          lua_Integer closure_no = 0);
   void rename_function(FunctionId id, const std::string& name);
   void install_space_hooks(lua_State* L);
   void remove_space_hooks(lua_State* L);
