@@ -510,8 +510,7 @@ std::uint32_t LuaSampler::current_process() {
   const native::Fiber& f = *native::current_fiber();
   if (std::find(processes_.begin(), processes_.end(), f.process) == processes_.end()) {
     processes_.push_back(f.process);
-    std::uint32_t os_thread = native::thread_process();
-    for (auto& p : profiles_) p->add_thread(f.process, f.name, os_thread != f.process ? os_thread : 0);
+    for (auto& p : profiles_) p->add_thread(f.process, f.name, native::host_thread_of(f));
   }
   return f.process;
 }

@@ -54,10 +54,8 @@ void NativeSampler::sample_now() {
   if (ticks == 0) return;
   Profile& p = *profile_;
   const Fiber& f = *current_fiber();
-  if (p.threads.empty() || p.threads.back().id != f.process) {  // add_thread skips known ids
-    std::uint32_t os_thread = thread_process();
-    p.add_thread(f.process, f.name, os_thread != f.process ? os_thread : 0);
-  }
+  if (p.threads.empty() || p.threads.back().id != f.process)  // add_thread skips known ids
+    p.add_thread(f.process, f.name, host_thread_of(f));
   frames_.clear();
   append_zone_frames(f, &zone_ids_, [&](FunctionInfo info) { return p.add_function(std::move(info)); }, &frames_);
   std::uint64_t t = elapsed_before_ns_ + first_pending_ns_.load(std::memory_order_relaxed);

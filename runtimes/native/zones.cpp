@@ -28,6 +28,13 @@ void register_process(std::uint32_t id, const std::string& name) {
   g_process_names.emplace_back(id, name);
 }
 
+// Gives f a process id, and a name ("<kind> <id>") unless it has one, known to process_names().
+void enroll(Fiber* f, const char* kind) {
+  f->process = new_process_id();
+  if (f->name.empty()) f->name = std::string(kind) + " " + std::to_string(f->process);
+  register_process(f->process, f->name);
+}
+
 struct ThreadState {
   Fiber own;
   Fiber* running = &own;
@@ -68,10 +75,9 @@ std::uint32_t new_process_id() { return g_next_process.fetch_add(1, std::memory_
 
 std::unique_ptr<Fiber> new_fiber(std::string name, void* script) {
   auto f = std::make_unique<Fiber>();
-  f->process = new_process_id();
-  f->name = name.empty() ? "fiber " + std::to_string(f->process) : std::move(name);
+  f->name = std::move(name);
   f->script = script;
-  register_process(f->process, f->name);
+  enroll(f.get(), "fiber");
   return f;
 }
 
@@ -82,18 +88,18 @@ std::vector<std::pair<std::uint32_t, std::string>> process_names() {
 
 Fiber* current_fiber() {
   ThreadState& t = thread_state();
-  if (t.own.process == 0) {
-    // The thread's own fiber gets its id and a name when first used.
-    t.own.process = new_process_id();
-    t.own.name = "thread " + std::to_string(t.own.process);
-    register_process(t.own.process, t.own.name);
-  }
+  if (t.own.process == 0) enroll(&t.own, "thread");  // the thread's own fiber, when first used
   return t.running;
 }
 
 std::uint32_t thread_process() {
   current_fiber();  // gives the thread's own fiber its id
   return thread_state().own.process;
+}
+
+std::uint32_t host_thread_of(const Fiber& f) {
+  std::uint32_t own = thread_process();
+  return own != f.process ? own : 0;
 }
 
 void name_thread(std::string name) {
@@ -144,11 +150,7 @@ void switch_fiber(Fiber* to) {
   Fiber* from = current_fiber();
   if (!to) to = &t.own;
   if (to == from) return;
-  if (to->process == 0) {
-    to->process = new_process_id();
-    if (to->name.empty()) to->name = "fiber " + std::to_string(to->process);
-    register_process(to->process, to->name);
-  }
+  if (to->process == 0) enroll(to, "fiber");
   if (t.has_listener) t.listener.before_change(t.listener.context);
   t.running = to;
   if (t.has_listener && t.listener.switched) t.listener.switched(t.listener.context, from, to);

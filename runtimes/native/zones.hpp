@@ -63,6 +63,9 @@ std::unique_ptr<Fiber> new_fiber(std::string name, void* script);
 void name_thread(std::string name);
 // The process id of the calling thread's own fiber (the OS thread, whatever fiber runs).
 std::uint32_t thread_process();
+// For ThreadInfo::os_thread: the calling thread's process when `f` is a fiber on it, 0 when
+// `f` is the thread's own.
+std::uint32_t host_thread_of(const Fiber& f);
 // Every process id handed out so far with its name (for files that name processes).
 std::vector<std::pair<std::uint32_t, std::string>> process_names();
 
