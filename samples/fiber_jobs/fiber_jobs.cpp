@@ -109,24 +109,20 @@ void run_worker(Worker* w) {
       j->scheduler = &scheduler;
       static const uint32_t zone = scriptprof_zone_id("run job");
       scriptprof_zone_begin(zone);
-      int results = 0;
       lua_getglobal(j->co, "require");
       lua_pushstring(j->co, module);
-      if (lua_pcall(j->co, 1, 1, 0) != LUA_OK) {
-        j->error = lua_tostring(j->co, -1);
-        j->done = true;
-        scriptprof_zone_end(zone);
-        scriptprof_fiber_switch(nullptr);
-        return std::move(scheduler);
+      int status = lua_pcall(j->co, 1, 1, 0);
+      if (status == LUA_OK) {
+        lua_getfield(j->co, -1, function);
+        lua_replace(j->co, 1);
+        lua_settop(j->co, 1);
+        lua_pushinteger(j->co, steps);
+        // The host resumes the coroutine from C: it tells the profiler so.
+        int results = 0;
+        scriptprof_enter_coroutine(L, j->co);
+        status = lua_resume(j->co, L, 1, &results);
+        scriptprof_leave_coroutine(j->co, L);
       }
-      lua_getfield(j->co, -1, function);
-      lua_replace(j->co, 1);
-      lua_settop(j->co, 1);
-      lua_pushinteger(j->co, steps);
-      // The host resumes the coroutine from C: it tells the profiler so.
-      scriptprof_enter_coroutine(L, j->co);
-      int status = lua_resume(j->co, L, 1, &results);
-      scriptprof_leave_coroutine(j->co, L);
       if (status != LUA_OK) j->error = lua_tostring(j->co, -1) ? lua_tostring(j->co, -1) : "error";
       scriptprof_zone_end(zone);
       j->done = true;
