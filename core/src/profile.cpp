@@ -82,26 +82,19 @@ void Profile::add_call(FunctionId callee, bool self_call) {
 
 void Profile::add_call(FunctionId callee, FunctionId caller) {
   add_call(callee, caller == callee);
-  if (caller == kNoFunction) return;
-  if (callee >= callers_.size()) callers_.resize(std::size_t{callee} + 1);
-  auto& list = callers_[callee];
-  for (std::size_t i = 0; i < list.size(); ++i)
-    if (list[i].first == caller) {
-      ++list[i].second;
-      if (i > 0) std::swap(list[i], list[i - 1]);  // frequent callers drift to the front
-      return;
-    }
-  list.emplace_back(caller, 1);
+  if (caller != kNoFunction) add_arc_calls(caller, callee, 1);
 }
 
 void Profile::add_arc_calls(FunctionId caller, FunctionId callee, std::uint64_t n) {
   if (callee >= callers_.size()) callers_.resize(std::size_t{callee} + 1);
-  for (auto& [f, calls] : callers_[callee])
-    if (f == caller) {
-      calls += n;
+  auto& list = callers_[callee];
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (list[i].first == caller) {
+      list[i].second += n;
+      if (i > 0) std::swap(list[i], list[i - 1]);  // frequent callers drift to the front
       return;
     }
-  callers_[callee].emplace_back(caller, n);
+  list.emplace_back(caller, n);
 }
 
 void Profile::set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls) {

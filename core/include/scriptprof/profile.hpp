@@ -102,7 +102,8 @@ class Profile {
     static const std::vector<std::pair<FunctionId, std::uint64_t>> none;
     return callee < callers_.size() ? callers_[callee] : none;
   }
-  // Adds `n` exact calls of `callee` by `caller` to the arcs only (merging saved profiles).
+  // Adds `n` exact calls of `callee` by `caller` to the arcs only (merging profiles; add_call
+  // adds one this way).
   void add_arc_calls(FunctionId caller, FunctionId callee, std::uint64_t n);
   // Sets a function's call counts outright (readers of saved profiles; nullopt = unknown).
   void set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls = 0);
