@@ -84,21 +84,21 @@ bool install_handler(std::string* error) {
   return ok;
 }
 
-std::uint64_t read_clock(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);  // async-signal-safe (POSIX)
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 timespec timespec_of(std::uint64_t ns) {
   return {static_cast<time_t>(ns / 1'000'000'000u), static_cast<long>(ns % 1'000'000'000u)};
 }
 
 }  // namespace
 
+std::uint64_t clock_ns(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);  // async-signal-safe (POSIX)
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
 // ---- Timer -----------------------------------------------------------------------------------
 
-std::uint64_t SamplingTimer::now() const { return read_clock(clock_id_); }
+std::uint64_t SamplingTimer::now() const { return clock_ns(clock_id_); }
 
 std::uint64_t SamplingTimer::program_at(std::uint64_t raw) const {
   std::uint64_t excluded = excluded_profiler_.load(std::memory_order_relaxed) +

@@ -162,8 +162,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   kind_enabled_[0] = primary_ == SampleKind::Time;
   kind_enabled_[1] = settings.gc_samples;
   kind_enabled_[2] = settings.alloc_bytes > 0;
-  timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
+  const std::uint64_t now_unix_ns = clock_ns(CLOCK_REALTIME);
   for (int k = 0; k < 3; ++k) {
     Profile& p = *profiles_[k];
     if (k != static_cast<int>(SampleKind::Space)) {
@@ -176,7 +175,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
     if (counting_) p.enable_call_counts();
     if (p.threads.empty()) p.add_thread(0, "main");
     if (p.start_unix_ns == 0)
-      p.start_unix_ns = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
+      p.start_unix_ns = now_unix_ns;
   }
   learn_c_names(L);
   locate_hook_fields(L);  // once per process

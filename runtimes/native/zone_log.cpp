@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "scriptprof/interval_formats.hpp"
+#include "scriptprof/sampling_timer.hpp"
 
 namespace scriptprof::native {
 
@@ -35,12 +36,6 @@ ThreadBuffer& thread_buffer() {
   return *buffer;
 }
 
-std::uint64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 std::uint64_t g_start_ns = 0;  // written before g_on is set
 
 }  // namespace
@@ -53,7 +48,7 @@ void start_zone_log() {
     std::lock_guard<std::mutex> buffer_lock(b->mutex);
     b->events.clear();
   }
-  g_start_ns = monotonic_ns();
+  g_start_ns = clock_ns(CLOCK_MONOTONIC);
   g_on.store(true, std::memory_order_release);
 }
 
@@ -63,7 +58,7 @@ bool zone_log_on() { return g_on.load(std::memory_order_relaxed); }
 
 void log_zone_event(bool begin, std::uint32_t process, ZoneId zone) {
   ThreadBuffer& b = thread_buffer();
-  std::uint64_t t = monotonic_ns();
+  std::uint64_t t = clock_ns(CLOCK_MONOTONIC);
   std::lock_guard<std::mutex> lock(b.mutex);
   std::uint64_t generation = g_generation.load(std::memory_order_acquire);
   if (b.generation != generation) {  // the first event of a new log on this thread

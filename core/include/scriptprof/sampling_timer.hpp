@@ -21,6 +21,9 @@ namespace scriptprof {
 
 enum class TimerClock : std::uint8_t { Cpu, Wall };
 
+// A clock's reading in nanoseconds (async-signal-safe).
+std::uint64_t clock_ns(clockid_t id);
+
 // Called in signal context, on the profiled thread, with the whole sampling periods of program
 // time that elapsed since the previous call, and the program time now. Must be async-signal-safe.
 using TickHandler = void (*)(void* context, std::uint64_t ticks, std::uint64_t program_ns);
