@@ -340,7 +340,7 @@ int l_start_profiler(lua_State* L) {
   return 0;
 }
 
-void resume_or_raise(lua_State* L, bool hold_clock) {
+LuaSampler* resume_or_raise(lua_State* L, bool hold_clock) {
   LuaSampler* s = attach_sampler(L);
   if (!s->active()) luaL_error(L, "the profiler is not started (call profiler.start_profiler first)");
   std::string error;
@@ -349,6 +349,7 @@ void resume_or_raise(lua_State* L, bool hold_clock) {
     error = std::string();
     lua_error(L);
   }
+  return s;
 }
 
 int l_start_sampling(lua_State* L) {
@@ -378,12 +379,12 @@ int with_sampling_done(lua_State* L, int, lua_KContext) {
 int l_with_sampling(lua_State* L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   int nargs = lua_gettop(L) - 1;
-  resume_or_raise(L, true);  // held until fn is called, as in run_profiled
+  LuaSampler* s = resume_or_raise(L, true);  // held until fn is called, as in run_profiled
   lua_newuserdatauv(L, 0, 0);
   luaL_setmetatable(L, kSamplingGuardMeta);
   lua_insert(L, 1);  // guard, fn, args...: an error in fn still suspends
   lua_toclose(L, 1);
-  attach_sampler(L)->release_program_clock();
+  s->release_program_clock();
   lua_callk(L, nargs, LUA_MULTRET, 0, with_sampling_done);  // fn may yield across it
   return with_sampling_done(L, LUA_OK, 0);
 }
