@@ -90,6 +90,20 @@ scriptprof_profiler* new_profiler(double hz, bool full_stacks = false) {
   return p;
 }
 
+// Attaches L and starts it on the calling thread.
+void attach_and_start(scriptprof_profiler* p, lua_State* L) {
+  REQUIRE(scriptprof_attach(p, L) == SCRIPTPROF_OK);
+  REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
+}
+
+// Every thread's profile merged (all stopped), its invariants checked.
+scriptprof_profile* take_checked(scriptprof_profiler* p) {
+  scriptprof_profile* prof = nullptr;
+  REQUIRE(scriptprof_take_profile(p, &prof) == SCRIPTPROF_OK);
+  CHECK(scriptprof::check_invariants(core(prof)).empty());
+  return prof;
+}
+
 std::vector<std::string> labels(const scriptprof::Profile& p, const std::vector<scriptprof::FunctionId>& stack) {
   std::vector<std::string> out;
   for (auto f : stack) out.push_back(p.functions.label(f));
@@ -117,8 +131,7 @@ bool contains(const std::vector<std::string>& stack, const std::string& prefix) 
 TEST_CASE("zones are the outer frames of Lua samples taken inside them") {
   lua_State* L = new_state();
   scriptprof_profiler* p = new_profiler(1000);
-  REQUIRE(scriptprof_attach(p, L) == SCRIPTPROF_OK);
-  REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
+  attach_and_start(p, L);
   uint32_t frame = scriptprof_zone_id("frame"), ai = scriptprof_zone_id("update_ai");
   scriptprof_zone_begin(frame);
   scriptprof_zone_begin(ai);
@@ -127,10 +140,8 @@ TEST_CASE("zones are the outer frames of Lua samples taken inside them") {
   call_global(L, "plan", 0.2);
   scriptprof_zone_end(frame);
   REQUIRE(scriptprof_stop(p, L) == SCRIPTPROF_OK);
-  scriptprof_profile* prof = nullptr;
-  REQUIRE(scriptprof_take_profile(p, &prof) == SCRIPTPROF_OK);
+  scriptprof_profile* prof = take_checked(p);
   const scriptprof::Profile& pr = core(prof);
-  CHECK(scriptprof::check_invariants(pr).empty());
   std::uint64_t think = 0, plan = 0;
   for (const auto& [process, by_stack] : stacks(pr))
     for (const auto& [stack, w] : by_stack) {
@@ -157,8 +168,7 @@ TEST_CASE("zones are the outer frames of Lua samples taken inside them") {
 TEST_CASE("native work is sampled as its zones: on a native-only thread and outside Lua") {
   lua_State* L = new_state();
   scriptprof_profiler* p = new_profiler(1000);
-  REQUIRE(scriptprof_attach(p, L) == SCRIPTPROF_OK);
-  REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
+  attach_and_start(p, L);
   uint32_t render = scriptprof_zone_id("render"), cull = scriptprof_zone_id("cull");
   scriptprof_zone_begin(render);
   spin_native(0.2);  // no Lua runs: these ticks must not wait for the next Lua instruction
@@ -181,10 +191,8 @@ TEST_CASE("native work is sampled as its zones: on a native-only thread and outs
   });
   native.join();
 
-  scriptprof_profile* prof = nullptr;
-  REQUIRE(scriptprof_take_profile(p, &prof) == SCRIPTPROF_OK);
+  scriptprof_profile* prof = take_checked(p);
   const scriptprof::Profile& pr = core(prof);
-  CHECK(scriptprof::check_invariants(pr).empty());
   auto by_process = stacks(pr);
   REQUIRE(by_process.size() == 2);
   std::uint64_t render_only = 0, render_cull = 0, think = 0, physics = 0;
@@ -243,10 +251,8 @@ TEST_CASE("threads with their own states: every sample lands on its own thread's
     });
   for (auto& t : threads) t.join();
   for (const auto& e : errors) CHECK(e.empty());
-  scriptprof_profile* prof = nullptr;
-  REQUIRE(scriptprof_take_profile(p, &prof) == SCRIPTPROF_OK);
+  scriptprof_profile* prof = take_checked(p);
   const scriptprof::Profile& pr = core(prof);
-  CHECK(scriptprof::check_invariants(pr).empty());
   auto by_process = stacks(pr);
   REQUIRE(by_process.size() == kThreads);
   std::set<std::string> names;
@@ -315,8 +321,7 @@ TEST_CASE("fibers: samples go to the fiber that runs, each a process of its own"
   )");
   lua_register(L, "yield_job", yield_job);
   scriptprof_profiler* p = new_profiler(1000, true);
-  REQUIRE(scriptprof_attach(p, L) == SCRIPTPROF_OK);
-  REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
+  attach_and_start(p, L);
   Job jobs[2];
   const char* names[2] = {"job1", "job2"};
   for (int i = 0; i < 2; ++i) {
@@ -349,10 +354,8 @@ TEST_CASE("fibers: samples go to the fiber that runs, each a process of its own"
     }
   }
   REQUIRE(scriptprof_stop(p, L) == SCRIPTPROF_OK);
-  scriptprof_profile* prof = nullptr;
-  REQUIRE(scriptprof_take_profile(p, &prof) == SCRIPTPROF_OK);
+  scriptprof_profile* prof = take_checked(p);
   const scriptprof::Profile& pr = core(prof);
-  CHECK(scriptprof::check_invariants(pr).empty());
   std::map<std::string, std::uint64_t> own;
   for (const auto& [process, by_stack] : stacks(pr)) {
     std::string name = scriptprof::thread_name(pr, process);
@@ -483,8 +486,7 @@ TEST_CASE("frame markers: the frames report shows the average and the slowest fr
 TEST_CASE("a coroutine resumed from C is sampled as the coroutine once the host says so") {
   lua_State* L = new_state("function in_co(s) think(s) end");
   scriptprof_profiler* p = new_profiler(1000);
-  REQUIRE(scriptprof_attach(p, L) == SCRIPTPROF_OK);
-  REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
+  attach_and_start(p, L);
   lua_State* co = lua_newthread(L);
   lua_getglobal(co, "in_co");
   lua_pushnumber(co, 0.3);
@@ -514,8 +516,7 @@ TEST_CASE("start failures say whose they are: the caller's state or the system's
   scriptprof_profiler* p = nullptr;
   REQUIRE(scriptprof_create(&o, &p) == SCRIPTPROF_OK);
   lua_State* L = new_state();
-  REQUIRE(scriptprof_attach(p, L) == SCRIPTPROF_OK);
-  REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
+  attach_and_start(p, L);
   call_global(L, "think", 0.05);
   REQUIRE(scriptprof_stop(p, L) == SCRIPTPROF_OK);
   CHECK(scriptprof_start(p, L) == SCRIPTPROF_INVALID_STATE);
@@ -560,8 +561,7 @@ TEST_CASE("misuse gets a status and a message naming what is wrong") {
   CHECK(scriptprof_start(p, L) == SCRIPTPROF_INVALID_STATE);
   CHECK(std::string(scriptprof_error()).find("not attached") != std::string::npos);
   CHECK(scriptprof_stop(p, L) == SCRIPTPROF_INVALID_STATE);
-  REQUIRE(scriptprof_attach(p, L) == SCRIPTPROF_OK);
-  REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
+  attach_and_start(p, L);
   CHECK(scriptprof_start(p, L) == SCRIPTPROF_INVALID_STATE);
   CHECK(std::string(scriptprof_error()).find("already started") != std::string::npos);
   CHECK(scriptprof_start(p, nullptr) == SCRIPTPROF_INVALID_STATE);  // one session per thread
