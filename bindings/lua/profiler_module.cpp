@@ -344,7 +344,7 @@ LuaSampler* resume_or_raise(lua_State* L, bool hold_clock) {
   LuaSampler* s = attach_sampler(L);
   if (!s->active()) luaL_error(L, "the profiler is not started (call profiler.start_profiler first)");
   std::string error;
-  if (!s->resume_sampling(&error, hold_clock)) {
+  if (!s->resume_sampling(L, &error, hold_clock)) {
     lua_pushfstring(L, "cannot resume sampling: %s", error.c_str());
     error = std::string();
     lua_error(L);
@@ -874,6 +874,8 @@ int l_health(lua_State* L) {
   set_count(L, -1, "ticks_merged", h.ticks_merged);
   set_count(L, -1, "dropped", h.dropped);
   set_count(L, -1, "excluded", h.excluded);
+  set_count(L, -1, "no_room", h.no_room);
+  set_count(L, -1, "counting_lifts", h.counting_lifts);
   lua_pushboolean(L, h.limit_reached);
   lua_setfield(L, -2, "max_samples_reached");
   return 1;

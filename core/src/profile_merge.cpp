@@ -74,6 +74,8 @@ void merge_profile(Profile* into, const Profile& from) {
   h.ticks_merged += from.health.ticks_merged;
   h.dropped += from.health.dropped;
   h.excluded += from.health.excluded;
+  h.no_room += from.health.no_room;
+  h.counting_lifts += from.health.counting_lifts;
   h.limit_reached = h.limit_reached || from.health.limit_reached;
 }
 

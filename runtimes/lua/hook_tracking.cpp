@@ -67,7 +67,7 @@ int db_sethook(lua_State* L) {
   lua_xmove(L1, L, 1);
   lua_pushvalue(L, arg + 1);
   lua_rawset(L, -3);
-  if (LuaSampler* sampler = LuaSampler::of(L)) sampler->set_program_hook(L1, func, mask, count);
+  if (LuaSampler* sampler = LuaSampler::of(L)) sampler->set_program_hook(L, L1, func, mask, count);
   else lua_sethook(L1, func, mask, count);
   return 0;
 }
@@ -76,7 +76,7 @@ int db_gethook(lua_State* L) {
   int arg;
   lua_State* L1 = getthread(L, &arg);
   HostHook h = hook_of(L1);
-  if (LuaSampler* sampler = LuaSampler::of(L)) h = sampler->program_visible_hook(L1);
+  if (LuaSampler* sampler = LuaSampler::of(L)) h = sampler->program_visible_hook(L, L1);
   if (h.hook == nullptr) {
     luaL_pushfail(L);
     return 1;

@@ -70,9 +70,11 @@ const void* frame_function_pointer(const lua_Debug* ar, bool caller) {
   return (slot->tt & 0x0f) == LUA_TFUNCTION ? slot->value : nullptr;
 }
 
-bool function_pointer_verified(lua_State* L, lua_Debug* ar) {
+bool function_pointer_verified(lua_State* L, const lua_Debug* frame) {
   if (g_pointer_broken.load(std::memory_order_relaxed)) return false;
   if (g_pointer_checks.load(std::memory_order_relaxed) >= kPointerChecks) return true;
+  lua_Debug copy = *frame;  // the caller's lua_Debug may be the program's hook argument
+  lua_Debug* ar = &copy;
   lua_getinfo(L, "f", ar);
   bool agree = lua_topointer(L, -1) == frame_function_pointer(ar);
   lua_pop(L, 1);

@@ -41,6 +41,6 @@ const void* frame_function_pointer(const lua_Debug* ar, bool caller = false);
 
 // Checks frame_function_pointer against lua_getinfo("f") + lua_topointer for the hook frame
 // `ar` of L. Counts agreements; any disagreement turns the fast path off for good.
-bool function_pointer_verified(lua_State* L, lua_Debug* ar);
+bool function_pointer_verified(lua_State* L, const lua_Debug* ar);
 
 }  // namespace scriptprof::lua

@@ -1,7 +1,9 @@
+// The Lua adapter's run life cycle, signal path, safe point and sample assembly. Function
+// identity, call counting and the sharing of hooks with the program have files of their own.
 #include "lua_sampler.hpp"
 
 #include "lua_frame_walk.hpp"
-#include "lua_hook_fields.hpp"
+#include "lua_registry_keys.hpp"
 
 extern "C" {
 #include <lauxlib.h>
@@ -14,16 +16,6 @@ extern "C" {
 namespace scriptprof::lua {
 
 namespace {
-
-const char kSamplerKey = 0;  // its address keys the sampler in the registry
-const char kIdCacheKey = 0;  // its address keys the function -> id cache in the registry
-const char kClosuresKey = 0;  // closure ids: {ids = {[closure] = id}, closures = {[id] = closure}}, weak
-const char kCountListKey = 0;  // the functions of the count list, held for the run
-const char kExcludedKey = 0;  // excluded processes, held until reset
-
-// Codes the id cache stores besides FunctionIds.
-constexpr lua_Integer kCachedBoundary = -1;
-constexpr lua_Integer kCachedOwn = -2;
 
 // Bumped whenever a sampler is made or destroyed, so a cached state -> sampler answer can
 // never outlive either.
@@ -38,6 +30,8 @@ struct SamplerCache {
 };
 thread_local SamplerCache t_sampler_cache;
 
+}  // namespace
+
 void sampler_hook(lua_State* L, lua_Debug* ar) {
   SamplerCache& c = t_sampler_cache;
   std::uint64_t generation = g_sampler_generation.load(std::memory_order_acquire);
@@ -48,6 +42,8 @@ void sampler_hook(lua_State* L, lua_Debug* ar) {
   else
     lua_sethook(L, nullptr, 0, 0);  // the sampler is gone: leave no trace
 }
+
+namespace {
 
 // Signal context: forwards to the sampler (see LuaSampler::on_tick for why it is safe).
 void tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t program_ns) {
@@ -72,8 +68,6 @@ int event_mask(int event) {
       return LUA_MASKCOUNT;
   }
 }
-
-constexpr std::uint8_t kNameTries = 4;  // sightings on which to look for a missing name
 
 }  // namespace
 
@@ -109,7 +103,9 @@ void LuaSampler::reset() {
   profiles_[static_cast<int>(SampleKind::Space)]->clock = ClockKind::Alloc;
   lua_ids_.clear();
   c_ids_.clear();
-  id_source_.clear();
+  chunks_.clear();
+  chunk_index_.clear();
+  fn_chunk_.clear();
   name_tries_.clear();
   closure_no_.clear();
   closure_by_number_.clear();
@@ -132,22 +128,6 @@ SamplerStatus LuaSampler::status() const {
   if (active_) return sampling_ ? SamplerStatus::Sampling : SamplerStatus::Suspended;
   if (!ran_) return SamplerStatus::Inactive;
   return analyzed_ ? SamplerStatus::Analyzed : SamplerStatus::Saved;
-}
-
-FunctionId LuaSampler::new_function(FunctionInfo info, std::string source, std::uint8_t name_tries,
-                                     lua_Integer closure_no) {
-  FunctionId id = profiles_[0]->add_function(info);
-  profiles_[1]->add_function(info);
-  profiles_[2]->add_function(std::move(info));
-  id_source_.push_back(std::move(source));
-  name_tries_.push_back(name_tries);
-  closure_no_.push_back(closure_no);
-  return id;
-}
-
-void LuaSampler::rename_function(FunctionId id, const std::string& name) {
-  std::string full = closure_no_[id] ? name + " [closure " + std::to_string(closure_no_[id]) + "]" : name;
-  for (auto& p : profiles_) p->functions.rename(id, full);
 }
 
 bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::string* error) {
@@ -178,7 +158,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
       p.start_unix_ns = now_unix_ns;
   }
   learn_c_names(L);
-  locate_hook_fields(L);  // once per process
+  verify_state_layout(L);  // once per process
 
   // Whatever ran before, L runs now.
   if (chain_.empty() || chain_.back() != L) chain_.assign(1, L);
@@ -188,22 +168,21 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
     reset_id_cache(L);  // ids are per profile
     fn_ids_.clear();    // frees were not watched while stopped
     last_fp_ = last_caller_fp_ = nullptr;
-    program_hooks_.clear();
-    take_over_hook(L);
+    take_over_hook(L, L);
   }
   active_ = true;
   ran_ = true;
   analyzed_ = false;
   limit_hit_ = false;
   install_space_hooks(L);
-  if (settings.start_sampling && !resume_sampling(error, settings.hold_clock)) {
+  if (settings.start_sampling && !resume_sampling(L, error, settings.hold_clock)) {
     stop();
     return false;
   }
   return true;
 }
 
-bool LuaSampler::resume_sampling(std::string* error, bool hold_clock) {
+bool LuaSampler::resume_sampling(lua_State* L, std::string* error, bool hold_clock) {
   if (!active_) {
     if (error) *error = "the profiler is not started";
     return false;
@@ -216,7 +195,10 @@ bool LuaSampler::resume_sampling(std::string* error, bool hold_clock) {
   pending_ = 0;
   next_arm_ns_ = 0;
   armed_ = nullptr;
-  current_ = chain_.empty() ? main_ : chain_.back();
+  pending_c_ = {};
+  // L runs now (the chain may name a coroutine that has ended since it was suspended).
+  if (chain_.empty() || chain_.back() != L) chain_.assign(1, L);
+  current_ = L;
   update_excluded();
   TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock};
   // The timer also measures program time, so it runs even when only gc or space is sampled.
@@ -229,7 +211,7 @@ void LuaSampler::suspend_sampling() {
   if (!sampling_) return;
   pending_ += timer_.stop();  // no tick runs after this; ticks completed but undelivered count
   critical_ = true;
-  disarm();
+  disarm(false);
   critical_ = false;
   sampling_ = false;
   std::uint64_t run_ns = timer_.program_ns();
@@ -261,21 +243,20 @@ void LuaSampler::suspend_sampling() {
   time.health.excluded += excluded;
   time.health.signals += timer_.signals();
   time.health.ticks_merged += merged_.exchange(0);
+  time.health.no_room += no_room_.exchange(0);
 }
 
 void LuaSampler::stop() {
   if (!active_) return;
   suspend_sampling();
   if (counting_) {
-    // Threads the program hooked get their hooks back; the others drop ours at their next
-    // event (on_hook), or are already gone.
-    critical_ = true;
-    if (!chain_.empty() && lua_gethook(chain_.front()) == sampler_hook && !program_hooks_.count(chain_.front()))
-      lua_sethook(chain_.front(), nullptr, 0, 0);
-    for (const auto& [thread, hook] : program_hooks_)
-      if (lua_gethook(thread) == sampler_hook) lua_sethook(thread, hook.hook, hook.mask, hook.count);
-    program_hooks_.clear();
-    critical_ = false;
+    // Threads the program hooked get their hooks back (restore_thread_hooks); the running
+    // thread and the main one lose ours now; the others drop it at their next event
+    // (on_hook), or are already gone.
+    lua_State* running = current_.load();
+    for (lua_State* thread : {running, main_})
+      if (thread && lua_gethook(thread) == sampler_hook) lua_sethook(thread, nullptr, 0, 0);
+    restore_thread_hooks(main_);
   }
   remove_space_hooks(main_);
   active_ = false;  // the GC sentinel sees this and lets itself go
@@ -293,11 +274,12 @@ void LuaSampler::finish_limit(lua_State* L) {
 
 // ---- Signal path ----------------------------------------------------------------------------
 //
-// Async-signal-safe: it touches only lock-free atomics, the plain HostHook written before
-// armed_ is published, and lua_gethook/lua_gethookmask/lua_gethookcount (field reads) and
-// lua_sethook, which the Lua manual names as safe to call from a signal handler, and plain
-// reads of two int-sized fields of the state (lua_hook_fields.hpp). It never allocates and
-// never walks the stack (settraps inside lua_sethook only marks frames).
+// Async-signal-safe: it touches only lock-free atomics, the plain HostHook and PendingCFrame
+// written before armed_ is published, lua_gethook/lua_gethookmask/lua_gethookcount (field
+// reads) and lua_sethook, which the Lua manual names as safe to call from a signal handler, and
+// plain reads of fields of the interrupted thread's own state (lua_state_layout.hpp), which
+// cannot change while the handler runs on that thread. It never allocates and never walks the
+// stack (settraps inside lua_sethook only marks frames).
 
 void LuaSampler::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
   if (!settings_.sample_time) return;  // the timer only measures time (gc or space runs)
@@ -315,12 +297,16 @@ void LuaSampler::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
   if (!L) return;
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (armed == L) {
-    int mask = lua_gethookmask(L);
-    if (lua_gethook(L) == sampler_hook && (mask & LUA_MASKCOUNT)) {
+    if (lua_gethook(L) == sampler_hook && (lua_gethookmask(L) & LUA_MASKCOUNT)) {
       merged_.fetch_add(ticks, std::memory_order_relaxed);
-      // Still pending a whole tick later: most likely inside a long C function, whose return
-      // event is the next safe point that still has it on the stack.
-      if (!(mask & LUA_MASKRET)) lua_sethook(L, sampler_hook, mask | LUA_MASKRET, 1);
+      // Still pending a whole tick later: a C function runs. It may have filled its stack since
+      // the arm; if a hook could now fail for want of slots, the arm is taken back.
+      if (!hook_has_room(L)) {
+        disarm(false);
+        drop_pending();
+      } else if (!pending_c_.fn) {
+        note_c_frame(L);
+      }
       return;
     }
     // The program replaced our hook (debug.sethook): keep its hook as the one to restore.
@@ -337,10 +323,16 @@ void LuaSampler::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
     merged_.fetch_add(ticks, std::memory_order_relaxed);
     return;
   }
-  arm(L, 0);
+  arm(L);
 }
 
-void LuaSampler::arm(lua_State* L, int extra_mask) {
+// Signal context, or normal context inside critical_. Arms L's next safe point, unless a hook
+// there could fail to get its stack slots: the ticks waiting are then dropped and counted.
+void LuaSampler::arm(lua_State* L) {
+  if (!hook_has_room(L)) {
+    drop_pending();
+    return;
+  }
   lua_Hook hook = lua_gethook(L);
   int mask = lua_gethookmask(L);
   // Re-arming over our own armed hook keeps the saved one. (Under call counting our hook is
@@ -350,21 +342,53 @@ void LuaSampler::arm(lua_State* L, int extra_mask) {
     saved_ = hook_of(L);
     const int* left = (mask & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
     saved_.countdown = left ? *left : -1;
+    note_c_frame(L);
   }
   armed_.store(L, std::memory_order_release);
-  // COUNT: the next Lua instruction. CALL: a C function calling out (the callee started after
-  // the tick, so the sample is the caller's). The host's own events stay, so its hook still fires.
+  // COUNT: the next Lua instruction. CALL: a function called (the callee started after the
+  // tick, so the sample is the caller's). No RETURN: a return hook on a C function that returns
+  // many values can raise "stack overflow"; the C function a tick finds running is noted
+  // instead (note_c_frame). The host's own events stay, so its hook still fires.
   int events = saved_.mask & (LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE);
-  lua_sethook(L, sampler_hook, LUA_MASKCOUNT | LUA_MASKCALL | extra_mask | events, 1);
+  lua_sethook(L, sampler_hook, LUA_MASKCOUNT | LUA_MASKCALL | events, 1);
   arms_.fetch_add(1, std::memory_order_relaxed);
 }
 
-// Normal context, with critical_ set.
-void LuaSampler::disarm() {
+// The C function running on L, if any: the sample taken at the next safe point charges it even
+// when it has returned by then.
+void LuaSampler::note_c_frame(lua_State* L) {
+  RunningFrame f = running_frame(L);
+  pending_c_ = f.c_function && f.c_fn ? PendingCFrame{f.c_fn, f.ci} : PendingCFrame{};
+}
+
+// Signal context, or normal context inside critical_.
+void LuaSampler::drop_pending() {
+  no_room_.fetch_add(pending_.exchange(0, std::memory_order_acq_rel), std::memory_order_relaxed);
+}
+
+// Puts back the hook the armed state had. `fired`: called from the armed hook itself, which
+// restores the program's instruction countdown (restore_countdown); otherwise the countdown
+// the arm found is put back here. Signal context, or normal context inside critical_.
+void LuaSampler::disarm(bool fired) {
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (!armed) return;
-  if (lua_gethook(armed) == sampler_hook) lua_sethook(armed, saved_.hook, saved_.mask, saved_.count);
+  if (lua_gethook(armed) == sampler_hook) {
+    lua_sethook(armed, saved_.hook, saved_.mask, saved_.count);
+    int* countdown = fired || saved_.countdown <= 0 ? nullptr : hook_countdown(armed);
+    if (countdown) *countdown = saved_.countdown;
+  }
+  if (!fired) pending_c_ = {};
   armed_.store(nullptr, std::memory_order_release);
+}
+
+// From the allocator wrapper: a block as big as a stack near LUAI_MAXSTACK. If it is the armed
+// state's stack growing, a hook could now fail for want of slots: take the arm back.
+void LuaSampler::on_stack_block() {
+  if (!sampling_ || !armed_.load(std::memory_order_acquire)) return;
+  bool was_critical = critical_.exchange(true);
+  disarm(false);
+  drop_pending();
+  critical_ = was_critical;
 }
 
 // ---- Hook: the safe point -------------------------------------------------------------------
@@ -374,23 +398,34 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   const bool was_in_profiler = in_profiler_;
   in_profiler_ = true;  // allocations of our own bookkeeping are not the program's
   if (counting_ && sampling_ && (event == LUA_HOOKCALL || event == LUA_HOOKTAILCALL) &&
-      !current_excluded_.load(std::memory_order_relaxed))
+      !current_excluded_.load(std::memory_order_relaxed)) {
     count_call(L, ar);
+    // The next call's hook could fail for want of stack slots: step aside until there is room.
+    if (!hook_has_room(L) && armed_.load(std::memory_order_acquire) != L) {
+      lift_counting_hook(L);
+      in_profiler_ = was_in_profiler;
+      HostHook program = hook_of(L);  // the program's, now restored
+      if (program.hook && (program.mask & event_mask(event))) program.hook(L, ar);
+      return;
+    }
+  }
 
   if (armed_.load(std::memory_order_acquire) == L) {
     HostHook host = saved_;
     timer_.enter_profiler();
-    // At a call event the callee had not started when the tick came: leave it out.
-    take_sample(L, event == LUA_HOOKCALL || event == LUA_HOOKTAILCALL);
+    // At a call event the callee had not started when the tick came: leave it out. A tail
+    // call has replaced the frame that was running: the callee carries on its work.
+    take_sample(L, event == LUA_HOOKCALL);
     critical_ = true;
-    disarm();
+    disarm(true);
     critical_ = false;
     bool count_due = restore_countdown(L, host, event);
+    relift_counting_hook(L);
     leave_profiler_within_budget();
     in_profiler_ = was_in_profiler;
     finish_limit(L);
     // The program's hook gets the events it asked for: this one, unless it is our count event.
-    HostHook program = host.hook != sampler_hook ? host : program_hook(L);
+    HostHook program = host.hook != sampler_hook ? host : program_hook(L, L);
     bool wanted = event == LUA_HOOKCOUNT ? count_due : (program.mask & event_mask(event)) != 0;
     if (program.hook && program.hook != sampler_hook && wanted) program.hook(L, ar);
     return;
@@ -398,8 +433,8 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   in_profiler_ = was_in_profiler;
   if (counting_ && active_) {
     // Our counting hook: pass the events the program's own hook asked for.
-    if (!program_hooks_.empty()) {
-      HostHook program = program_hook(L);
+    if (program_hooks_) {
+      HostHook program = program_hook(L, L);
       if (program.hook && (program.mask & event_mask(event))) program.hook(L, ar);
       if (lua_gethookmask(L) == (LUA_MASKCALL | program.mask)) return;
     } else if (lua_gethookmask(L) == LUA_MASKCALL) {
@@ -408,12 +443,10 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   }
   // A stray hook: copied into a new thread by lua_newthread, or left after the profiler
   // stopped. Put back what the state should have.
-  critical_ = true;
   if (counting_ && active_)
-    install_counting_hook(L);
+    install_counting_hook(L, L);
   else
     lua_sethook(L, nullptr, 0, 0);
-  critical_ = false;
 }
 
 void LuaSampler::leave_profiler_within_budget() {
@@ -426,78 +459,37 @@ bool LuaSampler::over_budget() const {
   return timer_.program_ns() < next_arm_ns_.load(std::memory_order_relaxed);
 }
 
-// Under call counting the program's own hook on L: its events reach it through ours.
-HostHook LuaSampler::program_hook(lua_State* L) const {
-  auto it = program_hooks_.find(L);
-  return it == program_hooks_.end() ? HostHook{} : it->second;
-}
-
-// Our counting hook on L, carrying the events and the count of the program's hook there.
-void LuaSampler::install_counting_hook(lua_State* L) {
-  HostHook program = program_hook(L);
-  lua_sethook(L, sampler_hook, LUA_MASKCALL | program.mask, program.count);
-}
-
-// Our counting hook on L; a hook the program had set there is kept under ours.
-void LuaSampler::take_over_hook(lua_State* L) {
-  lua_Hook hook = lua_gethook(L);
-  if (hook && hook != sampler_hook) program_hooks_[L] = hook_of(L);
-  install_counting_hook(L);
-}
-
-void LuaSampler::set_program_hook(lua_State* L1, lua_Hook hook, int mask, int count) {
-  critical_ = true;
-  bool was_armed = armed_.load() == L1;
-  if (was_armed) disarm();
-  if (active_ && counting_) {
-    if (hook) program_hooks_[L1] = {hook, mask, count};
-    else program_hooks_.erase(L1);
-    install_counting_hook(L1);
-  } else {
-    lua_sethook(L1, hook, mask, count);
-  }
-  // A sample still pending stays armed, over the new hook.
-  if (was_armed && active_ && pending_.load() > 0) arm(L1, 0);
-  critical_ = false;
-}
-
-HostHook LuaSampler::program_visible_hook(lua_State* L1) {
-  critical_ = true;
-  HostHook h = hook_of(L1);
-  if (h.hook == sampler_hook && armed_.load() == L1) h = saved_;
-  if (h.hook == sampler_hook) h = program_hook(L1);
-  critical_ = false;
-  return h;
-}
-
-// lua_sethook restarted the program's instruction count: put back what was left of it, less
-// the instruction this count event stands for. True when the program's own count event falls
-// on this instruction, as it would have without the sample (the restart is then right).
-bool LuaSampler::restore_countdown(lua_State* L, const HostHook& host, int event) {
-  if (!(host.mask & LUA_MASKCOUNT)) return false;
-  int* countdown = hook_countdown(L);
-  if (!countdown || host.countdown < 0) return false;  // not located: the count restarts
-  int left = host.countdown - (event == LUA_HOOKCOUNT ? 1 : 0);
-  if (left <= 0) return true;
-  if (lua_gethook(L) == host.hook && lua_gethookmask(L) == host.mask) *countdown = left;
-  return false;
-}
-
 void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
   std::uint64_t ticks = pending_.exchange(0, std::memory_order_acq_rel);
   std::uint64_t bytes = pending_bytes_;
   pending_bytes_ = 0;
+  PendingCFrame c = pending_c_;
+  pending_c_ = {};
   if (ticks == 0 && bytes == 0) return;
   if (current_excluded_.load(std::memory_order_relaxed) && L == current_.load(std::memory_order_relaxed)) {
     excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed);  // armed before the exclusion
     return;
   }
+  seek_ci_ = c.fn ? c.ci : nullptr;
   walk_sample(L, skip_leaf ? 1 : 0);
   // The call's caller is the profiler itself (a tick between starting the timer and calling
   // the profiled function): the callee, about to run, is the best owner of the sample.
   if (skip_leaf && frames_.empty()) walk_sample(L, 0);
+  // The C function the tick found has returned (else the walk met its frame): it is the leaf.
+  if (c.fn && !seen_ci_) append_c_frame(c.fn);
+  seek_ci_ = nullptr;
   if (ticks) last_leaf_ = record(SampleKind::Time, ticks);
   if (bytes) last_space_leaf_ = record(SampleKind::Space, bytes);
+}
+
+void LuaSampler::append_c_frame(const void* fn) {
+  void* key = const_cast<void*>(fn);
+  if (boundaries_.count(key) || own_.count(key)) return;  // the profiler's own
+  // The signal handler's reading may be a result being moved over the function's slot: only a
+  // C function known by name or seen on a stack is believed.
+  if (!c_ids_.count(key) && !c_names_.count(key)) return;
+  frames_.push_back(c_function_id(fn, nullptr));
+  lines_.push_back(0);
 }
 
 std::uint64_t LuaSampler::profile_time() const {
@@ -540,6 +532,7 @@ std::uint32_t LuaSampler::chain_index(lua_State* L) const {
 void LuaSampler::walk_sample(lua_State* L, int first_level) {
   frames_.clear();
   lines_.clear();
+  seen_ci_ = false;
   walk(L, first_level);
   std::reverse(frames_.begin(), frames_.end());
   std::reverse(lines_.begin(), lines_.end());
@@ -561,6 +554,7 @@ bool LuaSampler::walk(lua_State* L, int first_level) {
     FunctionId run_id = kNoFunction;
     bool checked = false, slot_ok = false;
     for (bool ok = frames.first(s, first_level, &ar); ok; ok = frames.next(&ar)) {
+      if (ar.i_ci == seek_ci_) seen_ci_ = true;
       const void* fp = slot_ok ? frame_function_pointer(&ar) : nullptr;
       if (fp && fp == run_fp) {
         lua_getinfo(s, "l", &ar);
@@ -593,378 +587,7 @@ bool LuaSampler::walk(lua_State* L, int first_level) {
   }
 }
 
-// ---- Function identity ----------------------------------------------------------------------
-
-FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
-  lua_getinfo(L, "Sl", ar);
-  line_ = ar->currentline;
-  if (ar->what[0] == 'C') {
-    lua_getinfo(L, "f", ar);
-    void* fp = reinterpret_cast<void*>(lua_tocfunction(L, -1));
-    lua_pop(L, 1);
-    if (boundaries_.count(fp)) {
-      *boundary = true;
-      return kNoFunction;
-    }
-    if (own_.count(fp)) return kNoFunction;
-    auto it = c_ids_.find(fp);
-    if (it != c_ids_.end()) return it->second;
-    FunctionInfo info;
-    info.kind = FunctionKind::Native;
-    if (auto n = c_names_.find(fp); n != c_names_.end()) {
-      info.name = n->second;
-    } else {
-      lua_getinfo(L, "n", ar);
-      info.name = ar->name ? ar->name : "?";
-    }
-    FunctionId id = new_function(std::move(info));
-    c_ids_.emplace(fp, id);
-    return id;
-  }
-  const bool closure = settings_.interpret_closures && ar->what[0] != 'm';
-  if (closure) {
-    // Allegro's :interpret-closures: the closure object is the identity. A weak-keyed table
-    // maps each one to its id, so a collected closure's address cannot pass its id on.
-    lua_getinfo(L, "f", ar);
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) == LUA_TTABLE) {
-      lua_getfield(L, -1, "ids");
-      lua_pushvalue(L, -3);
-      if (lua_rawget(L, -2) == LUA_TNUMBER) {
-        FunctionId id = static_cast<FunctionId>(lua_tointeger(L, -1));
-        lua_pop(L, 4);
-        learn_name(L, ar, id);
-        return id;
-      }
-      lua_pop(L, 4);
-    } else {
-      lua_pop(L, 2);
-    }
-  } else {
-    LuaKey key{ar->source, ar->linedefined, ar->lastlinedefined};
-    auto it = lua_ids_.find(key);
-    if (it != lua_ids_.end() && id_source_[it->second] == ar->source) {
-      learn_name(L, ar, it->second);
-      return it->second;
-    }
-  }
-  // New prototype (or a new chunk loaded where a collected one used to be), or a new closure.
-  FunctionInfo info;
-  info.file = ar->short_src;
-  info.line = ar->linedefined;
-  info.last_line = ar->lastlinedefined;
-  if (ar->what[0] == 'm') {
-    info.kind = FunctionKind::Main;
-    info.name = "main chunk";
-  } else {
-    lua_getinfo(L, "n", ar);
-    info.name = ar->name ? ar->name : "?";
-  }
-  bool unnamed = info.kind == FunctionKind::Script && info.name == "?";
-  // Closures are numbered once their prototype has two: a function made once needs no number.
-  LuaKey key{ar->source, ar->linedefined, ar->lastlinedefined};
-  auto sibling = lua_ids_.find(key);
-  bool second = closure && sibling != lua_ids_.end() && id_source_[sibling->second] == ar->source;
-  lua_Integer number = 0;
-  if (second) {
-    FunctionId first = sibling->second;
-    if (!closure_no_[first]) {
-      closure_no_[first] = ++closures_seen_;
-      closure_by_number_.push_back(first);
-      rename_function(first, profiles_[0]->functions.info(first).name);
-    }
-    number = ++closures_seen_;
-  }
-  if (number) info.name += " [closure " + std::to_string(number) + "]";
-  FunctionId id = new_function(std::move(info), ar->source, unnamed ? kNameTries : 0, number);
-  if (number) closure_by_number_.push_back(id);
-  if (closure) remember_closure(L, ar, id);
-  if (!second) lua_ids_[key] = id;  // the prototype's first function (closures: its first closure)
-  return id;
-}
-
-// A function first seen unnamed (called from C, or by a tail call) takes the name a later
-// call site gives it.
-void LuaSampler::learn_name(lua_State* L, lua_Debug* ar, FunctionId id) {
-  if (name_tries_[id] == 0) return;
-  --name_tries_[id];
-  lua_getinfo(L, "n", ar);
-  std::string global;
-  if (ar->name) {
-    rename_function(id, ar->name);
-    name_tries_[id] = 0;
-  } else if (global_name(L, ar, &global)) {
-    // Called from the host (lua_pcall), a function has no calling instruction to name it;
-    // its global or module field does, as in Lua's own tracebacks.
-    rename_function(id, global);
-    name_tries_[id] = 0;
-  }
-}
-
-// "think" for _G.think, "ai.think" for package.loaded.ai.think: a shallow search, no
-// metamethods (raw access only), nothing allocated.
-bool LuaSampler::global_name(lua_State* L, lua_Debug* ar, std::string* out) {
-  if (!lua_checkstack(L, 6)) return false;
-  int top = lua_gettop(L);
-  lua_getinfo(L, "f", ar);
-  int fn = lua_gettop(L);
-  bool found = false;
-  if (lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE) == LUA_TTABLE) {
-    lua_pushnil(L);
-    while (!found && lua_next(L, fn + 1)) {
-      if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-          if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, fn)) {
-            std::string module = lua_tostring(L, -4);
-            *out = (module == "_G" ? "" : module + ".") + lua_tostring(L, -2);
-            found = true;
-            lua_pop(L, 2);
-            break;
-          }
-          lua_pop(L, 1);
-        }
-      }
-      lua_pop(L, 1);
-    }
-    if (found) lua_pop(L, 1);  // the module key lua_next left
-  }
-  lua_settop(L, top);
-  return found;
-}
-
-// Records a closure both ways: closure -> id (weak keys) for identity, and id -> closure (weak
-// values) for profiler.closure(n).
-void LuaSampler::remember_closure(lua_State* L, lua_Debug* ar, FunctionId id) {
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_createtable(L, 0, 2);
-    for (const char* field : {"ids", "closures"}) {
-      lua_createtable(L, 0, 0);
-      lua_createtable(L, 0, 1);
-      lua_pushstring(L, field[0] == 'i' ? "k" : "v");
-      lua_setfield(L, -2, "__mode");
-      lua_setmetatable(L, -2);
-      lua_setfield(L, -2, field);
-    }
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &kClosuresKey);
-  }
-  int t = lua_gettop(L);
-  lua_getinfo(L, "f", ar);
-  lua_getfield(L, t, "ids");
-  lua_pushvalue(L, -2);
-  lua_pushinteger(L, static_cast<lua_Integer>(id));
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
-  lua_getfield(L, t, "closures");
-  lua_pushvalue(L, -2);
-  lua_rawseti(L, -2, static_cast<lua_Integer>(id));
-  lua_settop(L, t - 1);
-}
-
-void LuaSampler::push_closure(lua_State* L, lua_Integer n) {
-  if (n < 1 || static_cast<std::size_t>(n) > closure_by_number_.size() ||
-      lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) != LUA_TTABLE) {
-    lua_pushnil(L);
-    return;
-  }
-  lua_getfield(L, -1, "closures");
-  lua_rawgeti(L, -1, static_cast<lua_Integer>(closure_by_number_[static_cast<std::size_t>(n) - 1]));
-  lua_replace(L, -3);
-  lua_pop(L, 1);
-}
-
-FunctionId LuaSampler::function_of(lua_State* L, lua_Debug* ar) {
-  bool boundary = false;
-  return intern(L, ar, &boundary);
-}
-
-bool LuaSampler::find_function_value(lua_State* L, int idx, FunctionId* out) {
-  if (lua_iscfunction(L, idx)) {
-    auto it = c_ids_.find(reinterpret_cast<void*>(lua_tocfunction(L, idx)));
-    if (it == c_ids_.end()) return false;
-    *out = it->second;
-    return true;
-  }
-  if (!lua_isfunction(L, idx)) return false;
-  idx = lua_absindex(L, idx);
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) == LUA_TTABLE) {  // interpret_closures
-    lua_getfield(L, -1, "ids");
-    lua_pushvalue(L, idx);
-    bool found = lua_rawget(L, -2) == LUA_TNUMBER;
-    if (found) *out = static_cast<FunctionId>(lua_tointeger(L, -1));
-    lua_pop(L, 3);
-    if (found) return true;
-  } else {
-    lua_pop(L, 1);
-  }
-  lua_Debug ar;
-  lua_pushvalue(L, idx);
-  lua_getinfo(L, ">S", &ar);
-  auto it = lua_ids_.find(LuaKey{ar.source, ar.linedefined, ar.lastlinedefined});
-  if (it == lua_ids_.end() || id_source_[it->second] != ar.source) return false;
-  *out = it->second;
-  return true;
-}
-
-// Names library C functions as "string.rep" from package.loaded, as the debug library's
-// traceback does; call-site names ("rep", "?") are a poor second.
-void LuaSampler::learn_c_names(lua_State* L) {
-  int top = lua_gettop(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {
-    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
-      std::string module = lua_tostring(L, -2);
-      lua_pushnil(L);
-      while (lua_next(L, -2)) {
-        if (lua_type(L, -2) == LUA_TSTRING && lua_iscfunction(L, -1)) {
-          void* fp = reinterpret_cast<void*>(lua_tocfunction(L, -1));
-          std::string field = lua_tostring(L, -2);
-          std::string name = module == LUA_GNAME ? field : module + "." + field;
-          auto [pos, inserted] = c_names_.emplace(fp, name);
-          // Prefer the global name ("print") over a module path ("_G.print").
-          if (!inserted && module == LUA_GNAME) pos->second = name;
-        }
-        lua_pop(L, 1);
-      }
-    }
-    lua_pop(L, 1);
-  }
-  lua_settop(L, top);
-}
-
-// ---- Call counting --------------------------------------------------------------------------
-//
-// Every call passes here, so identity must be cheap: the function object itself keys a
-// weak-keyed table of ids. When a closure is collected its entry goes with it, so a new
-// closure at the same address cannot inherit a stale identity. (No clock reads bracket this
-// work: on these machines a thread CPU clock read is a system call; counting is opt-in time.)
-
-void LuaSampler::reset_id_cache(lua_State* L) {
-  lua_createtable(L, 0, 64);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &kIdCacheKey);
-}
-
-FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
-  lua_getinfo(L, "f", ar);  // the function object
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kIdCacheKey) != LUA_TTABLE) {
-    lua_pop(L, 2);
-    return intern(L, ar, boundary);
-  }
-  lua_pushvalue(L, -2);
-  if (lua_rawget(L, -2) == LUA_TNUMBER) {
-    lua_Integer code = lua_tointeger(L, -1);
-    lua_pop(L, 3);
-    *boundary = code == kCachedBoundary;
-    return code < 0 ? kNoFunction : static_cast<FunctionId>(code);
-  }
-  lua_pop(L, 1);
-  FunctionId id = intern(L, ar, boundary);
-  lua_pushvalue(L, -2);
-  lua_pushinteger(L, *boundary ? kCachedBoundary : id == kNoFunction ? kCachedOwn : static_cast<lua_Integer>(id));
-  lua_rawset(L, -3);
-  lua_pop(L, 2);
-  return id;
-}
-
-void LuaSampler::count_call(lua_State* L, lua_Debug* ar) {
-  if (!function_pointer_verified(L, ar)) return count_call_slowly(L, ar);
-  // Fast path: the function objects are read from the frames and looked up in a C++ map that
-  // the allocator wrapper clears of every freed block, so an address reused by a new closure
-  // never inherits an old id.
-  const void* callee_fp = frame_function_pointer(ar);
-  if (!callee_fp) return;
-  if (!listed(callee_fp)) return;
-  FunctionId callee;
-  if (callee_fp == last_fp_) {
-    callee = last_id_;  // recursion and loops call the same function again and again
-  } else if (!fn_ids_.find(callee_fp, &callee)) {
-    bool boundary = false;
-    callee = intern(L, ar, &boundary);
-    fn_ids_.insert(callee_fp, callee);
-  }
-  last_fp_ = callee_fp;
-  last_id_ = callee;
-  if (callee == kNoFunction) return;
-  // A tail call replaced its caller's frame: the caller is unknown then.
-  FunctionId caller = kNoFunction;
-  if (ar->event == LUA_HOOKCALL) {
-    if (const void* caller_fp = frame_function_pointer(ar, true)) {
-      if (caller_fp == last_caller_fp_) {
-        caller = last_caller_id_;
-      } else if (!fn_ids_.find(caller_fp, &caller)) {
-        lua_Debug below;
-        bool boundary = false;
-        if (lua_getstack(L, 1, &below)) {
-          caller = intern(L, &below, &boundary);
-          fn_ids_.insert(caller_fp, caller);
-        }
-      }
-      last_caller_fp_ = caller_fp;
-      last_caller_id_ = caller;
-    }
-  }
-  record_call(callee, caller);
-}
-
-bool LuaSampler::listed(const void* f) const {
-  return count_list_.empty() || std::find(count_list_.begin(), count_list_.end(), f) != count_list_.end();
-}
-
-void LuaSampler::record_call(FunctionId callee, FunctionId caller) {
-  for (int k = 0; k < 3; ++k)
-    if (kind_enabled_[k]) profiles_[k]->add_call(callee, caller);
-}
-
-void LuaSampler::on_free(const void* block) {
-  fn_ids_.erase(block);
-  if (block == last_fp_) last_fp_ = nullptr;
-  if (block == last_caller_fp_) last_caller_fp_ = nullptr;
-}
-
-// Where the frame layout is not the one we know: identities through a weak-keyed table.
-void LuaSampler::count_call_slowly(lua_State* L, lua_Debug* ar) {
-  if (!count_list_.empty()) {
-    lua_getinfo(L, "f", ar);
-    const void* f = lua_topointer(L, -1);
-    lua_pop(L, 1);
-    if (!listed(f)) return;
-  }
-  bool boundary = false;
-  FunctionId callee = cached_id(L, ar, &boundary);
-  if (callee == kNoFunction) return;
-  FunctionId caller_id = kNoFunction;
-  lua_Debug caller;
-  if (ar->event == LUA_HOOKCALL && lua_getstack(L, 1, &caller)) {
-    bool b = false;
-    caller_id = cached_id(L, &caller, &b);
-  }
-  record_call(callee, caller_id);
-}
-
 // ---- Controls -----------------------------------------------------------------------------
-
-void LuaSampler::set_count_list(lua_State* L, int idx) {
-  if (active_) return;
-  idx = lua_absindex(L, idx);
-  count_list_.clear();
-  if (lua_isnoneornil(L, idx)) {
-    lua_pushnil(L);
-  } else {
-    lua_createtable(L, 8, 0);  // held for the run: a listed closure keeps its address
-    for (lua_Integer i = 1; lua_rawgeti(L, idx, i) != LUA_TNIL; ++i) {
-      count_list_.push_back(lua_topointer(L, -1));
-      lua_rawseti(L, -2, i);
-    }
-    lua_pop(L, 1);
-  }
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &kCountListKey);
-}
 
 void LuaSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kExcludedKey) != LUA_TTABLE) {
@@ -1001,15 +624,16 @@ void LuaSampler::update_excluded() {
 void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
   if (chain_.empty() || chain_.back() != from) chain_.assign(1, from);
   chain_.push_back(co);
+  // Hooked from C, or before the run: counted from now on (Lua work, before the critical part).
+  if (active_ && counting_ && lua_gethook(co) != sampler_hook && !lifted(from, co)) take_over_hook(from, co);
   critical_ = true;
   current_.store(co, std::memory_order_release);
   update_excluded();
   if (active_) {
     // A pending sample belongs to whatever runs next: move the arm into the coroutine.
-    if (armed_.load() == from) disarm();
-    if (counting_ && lua_gethook(co) != sampler_hook) take_over_hook(co);  // hooked from C, or before the run
+    if (armed_.load() == from) disarm(false);
     // An excluded coroutine takes no sample: pending ticks wait for the resumer's next one.
-    if (pending_.load() > 0 && !current_excluded_.load()) arm(co, 0);
+    if (pending_.load() > 0 && !current_excluded_.load()) arm(co);
   }
   critical_ = false;
 }
@@ -1025,8 +649,8 @@ void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
   current_.store(from, std::memory_order_release);
   update_excluded();
   if (active_ && armed_.load() == co) {
-    disarm();
-    if (pending_.load() > 0) arm(from, 0);
+    disarm(false);
+    if (pending_.load() > 0) arm(from);
   }
   critical_ = false;
 }
@@ -1038,7 +662,7 @@ void LuaSampler::sample_now() {
   in_profiler_ = true;
   timer_.enter_profiler();
   critical_ = true;
-  disarm();
+  disarm(false);
   critical_ = false;
   std::uint64_t ticks = pending_.exchange(0, std::memory_order_acq_rel);
   // Lua runs here if the running state is inside a call (the host called into Lua, and Lua
@@ -1059,17 +683,20 @@ void LuaSampler::sample_now() {
 
 void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {
   critical_ = true;
-  disarm();
+  disarm(false);
+  critical_ = false;
   from->saved_chain.assign(chain_.begin(), chain_.end());
   chain_.clear();
   for (void* s : to->saved_chain) chain_.push_back(static_cast<lua_State*>(s));
   if (chain_.empty() && to->script) chain_.push_back(static_cast<lua_State*>(to->script));
   // A fiber that runs no Lua of this universe: ticks wait for its zones (sample_now).
   lua_State* running = chain_.empty() ? nullptr : chain_.back();
+  if (running && active_ && counting_ && lua_gethook(running) != sampler_hook && !lifted(running, running))
+    take_over_hook(running, running);
+  critical_ = true;
   current_.store(running, std::memory_order_release);
   update_excluded();
-  if (running && active_ && counting_ && lua_gethook(running) != sampler_hook) take_over_hook(running);
-  if (running && sampling_ && pending_.load() > 0 && !current_excluded_.load()) arm(running, 0);
+  if (running && sampling_ && pending_.load() > 0 && !current_excluded_.load()) arm(running);
   critical_ = false;
 }
 
@@ -1078,23 +705,6 @@ void LuaSampler::mark_frame() {
   sample_now();  // the ticks so far belong to the frame that ends
   Profile& p = profile();
   p.frame_marks.push_back({current_process(), profile_time()});
-}
-
-// lua_newthread copied the creator's hook into the new thread, as it copies a program's hook:
-// the new thread gets what it would have had without the profiler (under ours when counting).
-void LuaSampler::fix_inherited_hook(lua_State* creator, lua_State* created) {
-  if (lua_gethook(created) != sampler_hook) return;
-  critical_ = true;
-  HostHook inherited{};
-  if (armed_.load() == creator) inherited = saved_;
-  if (inherited.hook == nullptr || inherited.hook == sampler_hook) inherited = program_hook(creator);
-  if (counting_ && active_) {
-    if (inherited.hook) program_hooks_[created] = inherited;
-    install_counting_hook(created);
-  } else {
-    lua_sethook(created, inherited.hook, inherited.mask, inherited.count);
-  }
-  critical_ = false;
 }
 
 }  // namespace scriptprof::lua

@@ -23,6 +23,7 @@ extern "C" {
 #include "scriptprof/allocation_countdown.hpp"
 #include "scriptprof/profile.hpp"
 #include "pointer_id_map.hpp"
+#include "lua_state_layout.hpp"
 #include "scriptprof/sampling_timer.hpp"
 #include "zones.hpp"
 
@@ -43,6 +44,7 @@ struct SamplerSettings {
                                          // caller calls the profiled function after more setup
   bool native_zones = false;             // embedded: the running fiber's zones are every sample's
                                          // outer frames, and each fiber is a process
+  bool keep_chunk_text = false;          // keep each chunk's text for annotation (source_of)
 };
 
 // The three profiles one run can fill at once.
@@ -62,6 +64,10 @@ struct HostHook {
 // L's hook as lua_gethook and friends give it (a field read each: signal-safe).
 inline HostHook hook_of(lua_State* L) { return {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)}; }
 
+// The sampler's Lua hook (the same function on every thread and for every event): it finds
+// the sampler of L's universe and calls on_hook, or removes itself when there is none.
+void sampler_hook(lua_State* L, lua_Debug* ar);
+
 class LuaSampler {
  public:
   // One sampler per Lua universe; `main` is its main thread.
@@ -78,9 +84,9 @@ class LuaSampler {
   // Ends the run: stops the timer and removes every hook and wrapper the sampler set. Idempotent.
   void stop();
   // Suspends and resumes collection within a run (Allegro's stop-sampling/start-sampling);
-  // suspended time is not profiled time. resume_sampling fails once max_samples was reached.
+  // suspended time is not profiled time. L is the running thread. resume_sampling fails once max_samples was reached.
   // `hold_clock` as in SamplerSettings.
-  bool resume_sampling(std::string* error, bool hold_clock = false);
+  bool resume_sampling(lua_State* L, std::string* error, bool hold_clock = false);
   void suspend_sampling();
   // The profiled code starts now: program time runs from here after a held start. Idempotent.
   void release_program_clock() { timer_.leave_profiler(); }
@@ -112,10 +118,11 @@ class LuaSampler {
   // thread) are not collected. The thread is held while excluded so its identity stays its own.
   void set_process_profiled(lua_State* L, lua_State* thread, bool profiled);
   bool process_profiled(lua_State* thread) const { return excluded_.count(thread) == 0; }
-  // The full source of a function's chunk ("@file.lua", or the chunk text), if known.
-  const std::string* source_of(FunctionId f) const {
-    return f < id_source_.size() && !id_source_[f].empty() ? &id_source_[f] : nullptr;
-  }
+  // The source of a function's chunk ("@file.lua", or the chunk text when the run kept it:
+  // settings.keep_chunk_text), if known.
+  const std::string* source_of(FunctionId f) const;
+  // Bytes the sampler holds besides its profiles (function identities, chunk records, maps).
+  std::size_t own_bytes() const;
   // Pushes closure number `n` of the last run (interpret_closures), or nil. Closures are
   // numbered when their prototype made more than one.
   void push_closure(lua_State* L, lua_Integer n);
@@ -146,10 +153,10 @@ class LuaSampler {
   // Called after lua_newthread: a new thread copies its creator's hook, which may be ours.
   void fix_inherited_hook(lua_State* creator, lua_State* created);
 
-  // debug.sethook/gethook (hook_tracking.cpp): the program sets L1's hook, and sees the hook
-  // it set, whatever hook the profiler has put in its place meanwhile.
-  void set_program_hook(lua_State* L1, lua_Hook hook, int mask, int count);
-  HostHook program_visible_hook(lua_State* L1);
+  // debug.sethook/gethook (hook_tracking.cpp), called on the running thread L: the program
+  // sets L1's hook, and sees the hook it set, whatever hook the profiler has put in its place.
+  void set_program_hook(lua_State* L, lua_State* L1, lua_Hook hook, int mask, int count);
+  HostHook program_visible_hook(lua_State* L, lua_State* L1);
 
   // Function identity of the function running at `ar` in `L` (for proc_call_data and friends).
   FunctionId function_of(lua_State* L, lua_Debug* ar);
@@ -169,7 +176,9 @@ class LuaSampler {
 
   // ---- internal entry points (hook, timer, allocator and finalizer callbacks) ----
   void on_tick(std::uint64_t ticks, std::uint64_t program_ns);  // signal context
+  // Lua's hook. `ar` is the program's too (its own hook gets it next): never written here.
   void on_hook(lua_State* L, lua_Debug* ar);
+  void on_stack_block();                // from the allocator wrapper: a huge block
   void on_alloc(std::size_t bytes);     // from the allocator wrapper
   void on_free(const void* block);      // from the allocator wrapper
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
@@ -192,22 +201,43 @@ class LuaSampler {
     }
   };
 
-  void arm(lua_State* L, int extra_mask);          // signal or critical context
-  void disarm();                                   // normal context, inside critical_
+  // A record of the program's hook on one thread, kept in a weak-keyed registry table so it
+  // lives exactly as long as the thread (lua_State pointers of dead coroutines are reused).
+  struct ThreadRecord {
+    HostHook program;      // the program's own hook there (hook null: none)
+    bool lifted = false;   // our counting hook is off: the stack is too near its limit
+  };
+  // Safe-point work the signal handler could not finish: the C function a tick found running.
+  struct PendingCFrame {
+    const void* fn = nullptr;      // lua_CFunction, or null: none
+    const void* ci = nullptr;      // its CallInfo
+  };
+
+  void arm(lua_State* L);                          // signal or critical context
+  void disarm(bool fired);                         // signal or critical context
+  void note_c_frame(lua_State* L);                 // signal or critical context
+  void drop_pending();                             // signal or critical context: no room
   void take_sample(lua_State* L, bool skip_leaf);
+  void append_c_frame(const void* fn);
   bool restore_countdown(lua_State* L, const HostHook& host, int event);
-  HostHook program_hook(lua_State* L) const;
+  // Thread records (normal context; `L` is the running thread, used to reach the registry).
+  ThreadRecord* thread_record(lua_State* L, lua_State* thread, bool create);
+  HostHook program_hook(lua_State* L, lua_State* thread);
+  void restore_thread_hooks(lua_State* L);
+  void lift_counting_hook(lua_State* L);
+  bool lifted(lua_State* L, lua_State* thread);
+  void relift_counting_hook(lua_State* L);
   // The sampling budget: after the profiler's own work (begun with timer_.enter_profiler),
   // the next sample waits in proportion to what this one cost.
   void leave_profiler_within_budget();
   bool over_budget() const;
-  void install_counting_hook(lua_State* L);
-  void take_over_hook(lua_State* L);
+  void install_counting_hook(lua_State* L, lua_State* thread);
+  void take_over_hook(lua_State* L, lua_State* thread);
   // Records the walked frames_ into one profile; returns its leaf.
   NodeId record(SampleKind kind, std::uint64_t weight);
   // A function in every profile (same id), with its per-id bookkeeping: the full source of a
   // Lua function, how many call sites may still name it, its closure number.
-  FunctionId new_function(FunctionInfo info, std::string source = {}, std::uint8_t name_tries = 0,
+  FunctionId new_function(FunctionInfo info, std::uint32_t chunk = UINT32_MAX, std::uint8_t name_tries = 0,
                           lua_Integer closure_no = 0);
   void rename_function(FunctionId id, const std::string& name);
   void install_space_hooks(lua_State* L);
@@ -215,8 +245,8 @@ class LuaSampler {
   void new_gc_sentinel(lua_State* L);
   void update_excluded();
   void finish_limit(lua_State* L);                  // suspends when max_samples was reached
-  void count_call(lua_State* L, lua_Debug* ar);
-  void count_call_slowly(lua_State* L, lua_Debug* ar);
+  void count_call(lua_State* L, const lua_Debug* ar);
+  void count_call_slowly(lua_State* L, const lua_Debug* ar);
   bool listed(const void* f) const;                 // in the count list (or no list)
   void record_call(FunctionId callee, FunctionId caller);  // into every profile of the run
   FunctionId cached_id(lua_State* L, lua_Debug* ar, bool* boundary);
@@ -224,6 +254,8 @@ class LuaSampler {
   void walk_sample(lua_State* L, int first_level);  // frames_ and lines_, root first
   bool walk(lua_State* L, int first_level);         // leaf first
   FunctionId intern(lua_State* L, lua_Debug* ar, bool* boundary);
+  FunctionId c_function_id(const void* fp, const char* call_site_name);
+  bool same_chunk(FunctionId id, const lua_Debug* ar) const;
   void learn_name(lua_State* L, lua_Debug* ar, FunctionId id);
   static bool global_name(lua_State* L, lua_Debug* ar, std::string* out);
   void remember_closure(lua_State* L, lua_Debug* ar, FunctionId id);
@@ -257,6 +289,10 @@ class LuaSampler {
   std::atomic<std::uint64_t> next_arm_ns_{0};      // program time before which sampling is over budget
   std::atomic<bool> current_excluded_{false};      // current_ is an excluded process
   std::atomic<std::uint64_t> excluded_ticks_{0};   // ticks while it ran
+  std::atomic<std::uint64_t> no_room_{0};          // ticks dropped: a hook had no stack room
+  PendingCFrame pending_c_;                        // written before armed_ is published
+  const void* seek_ci_ = nullptr;                  // a walk looks for this CallInfo...
+  bool seen_ci_ = false;                           // ...and says whether it met it
 
   std::uint64_t pending_bytes_ = 0;                // allocation weight awaiting its sample
   std::uint64_t pending_gc_ = 0;                   // GC cycles awaiting their sample
@@ -279,12 +315,26 @@ class LuaSampler {
   std::vector<lua_State*> chain_;                  // resumer chain: chain_[i] resumed chain_[i+1]
   std::unordered_set<void*> boundaries_;           // profiler entry points (C functions)
   std::unordered_set<void*> own_;                  // other profiler C functions
-  std::unordered_map<lua_State*, HostHook> program_hooks_;  // counting: each thread's own hook
+  bool program_hooks_ = false;                     // counting: some thread has a program hook
+  bool lifted_ = false;                            // counting: some thread's hook is lifted
   std::uint64_t elapsed_before_ns_ = 0;            // program time of earlier start/stop pairs
   std::unordered_map<LuaKey, FunctionId, LuaKeyHash> lua_ids_;
   std::unordered_map<void*, FunctionId> c_ids_;
   std::unordered_map<void*, std::string> c_names_; // "string.rep" for library C functions
-  std::vector<std::string> id_source_;             // per FunctionId: full source, to verify keys
+  // A chunk as its functions' identities need it: its source string's address, length and
+  // first and last bytes tell a chunk from another loaded later at the same address, without
+  // keeping its text (a chunk loaded from a string has the whole text as its source).
+  struct ChunkRecord {
+    const void* source = nullptr;
+    std::size_t length = 0;
+    char head[24] = {};
+    char tail[24] = {};
+    std::string text;  // "@file"/"=name" sources, or the text when settings.keep_chunk_text
+  };
+  std::uint32_t chunk_of(const lua_Debug* ar);
+  std::vector<ChunkRecord> chunks_;
+  std::unordered_map<const void*, std::uint32_t> chunk_index_;  // source address -> latest chunk
+  std::vector<std::uint32_t> fn_chunk_;            // per FunctionId: its chunk, or UINT32_MAX
   std::vector<std::uint8_t> name_tries_;           // per FunctionId: attempts left to find a name
   std::vector<FunctionId> frames_;                 // scratch: one walk, leaf first
   std::vector<std::pair<void (*)(void*), void*>> destroy_listeners_;

@@ -16,6 +16,9 @@ const char kGcMetaKey = 0;  // its address keys the sentinel's metatable in the 
 // passes unchanged (a failure stays a failure, and is not counted).
 void* sampling_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
   auto* s = static_cast<LuaSampler*>(ud);
+  // A stack growing near LUAI_MAXSTACK (only so large a block can be one) must not meet an
+  // armed hook: told before the block exists, so no hook can fire in between.
+  if (nsize >= stack_block_near_limit()) s->on_stack_block();
   void* block = s->host_alloc()(s->host_alloc_ud(), ptr, osize, nsize);
   if (nsize == 0 && ptr) s->on_free(ptr);  // a function object's address may be reused now
   if (block && nsize > 0) {
@@ -36,8 +39,9 @@ int gc_sentinel_finalizer(lua_State* L) {
 }  // namespace
 
 void LuaSampler::install_space_hooks(lua_State* L) {
-  // Call counting needs the wrapper too: it watches frees to keep function identities exact.
-  if (settings_.alloc_bytes || counting_) {
+  // Always wrapped while a run is active: call counting watches frees to keep function
+  // identities exact, and every arm must hear of a stack growing near its limit.
+  {
     timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     countdown_ = AllocationCountdown(settings_.alloc_bytes,
@@ -76,7 +80,7 @@ void LuaSampler::on_alloc(std::size_t bytes) {
   // Arm the next safe point, as a tick does; the signal handler keeps off meanwhile. If a hook
   // is already armed, its sample carries these bytes too.
   bool was_critical = critical_.exchange(true);
-  if (armed_.load(std::memory_order_acquire) == nullptr) arm(L, 0);
+  if (armed_.load(std::memory_order_acquire) == nullptr) arm(L);
   critical_ = was_critical;
 }
 

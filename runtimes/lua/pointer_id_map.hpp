@@ -59,6 +59,7 @@ class PointerIdMap {
   }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
+  std::size_t bytes() const { return slots_.capacity() * sizeof(Slot); }
 
  private:
   struct Slot {

@@ -31,14 +31,17 @@ H.check(profiler.status() == "saved", "status after a run: %s", profiler.status(
 local space = profiler.save_current_profile("space")
 local time = profiler.save_current_profile("time")
 H.check(profiler.status() == "analyzed", "status after saving: %s", profiler.status())
+-- Each function's share with what it calls (a C function it calls, such as tostring, is
+-- charged what it allocates itself).
 local function shares(p)
   local tree = p:fetch_call_tree()
   local t = {}
-  local function walk(node)
+  local function walk(node, owner)
     for _, child in ipairs(node) do
       local name = child.name:match("^([%w_]+)") or child.name
-      t[name] = (t[name] or 0) + child.self
-      walk(child)
+      local o = (name == "allocating" or name == "computing") and name or owner
+      if o then t[o] = (t[o] or 0) + child.self end
+      walk(child, o)
     end
   end
   walk(tree)

@@ -53,6 +53,8 @@ struct SamplerHealth {
   std::uint64_t ticks_merged = 0;    // ticks folded into a later sample's weight
   std::uint64_t dropped = 0;         // ticks that produced no sample
   std::uint64_t excluded = 0;        // ticks while an excluded process ran (not collected)
+  std::uint64_t no_room = 0;         // ticks dropped: a hook could not have had its stack slots
+  std::uint64_t counting_lifts = 0;  // times call counting stepped aside near the stack limit
   bool limit_reached = false;        // max_samples stopped the collection
 };
 

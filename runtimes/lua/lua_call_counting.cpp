@@ -1,0 +1,152 @@
+// Call counting for the Lua adapter: exact calls through the call hook, and the count list.
+//
+// Every call passes here, so identity must be cheap: the function object itself keys a
+// weak-keyed table of ids. When a closure is collected its entry goes with it, so a new
+// closure at the same address cannot inherit a stale identity. (No clock reads bracket this
+// work: on these machines a thread CPU clock read is a system call; counting is opt-in time.)
+// The hook's lua_Debug is the program's too (its own hook is called with it next): it is only
+// read here, and a copy is filled when a function is met for the first time.
+#include <algorithm>
+
+#include "lua_frame_walk.hpp"
+#include "lua_registry_keys.hpp"
+#include "lua_sampler.hpp"
+
+namespace scriptprof::lua {
+namespace {
+
+// Codes the id cache stores besides FunctionIds.
+constexpr lua_Integer kCachedBoundary = -1;
+constexpr lua_Integer kCachedOwn = -2;
+
+}  // namespace
+
+void LuaSampler::reset_id_cache(lua_State* L) {
+  lua_createtable(L, 0, 64);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &kIdCacheKey);
+}
+
+FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
+  lua_getinfo(L, "f", ar);  // the function object
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kIdCacheKey) != LUA_TTABLE) {
+    lua_pop(L, 2);
+    return intern(L, ar, boundary);
+  }
+  lua_pushvalue(L, -2);
+  if (lua_rawget(L, -2) == LUA_TNUMBER) {
+    lua_Integer code = lua_tointeger(L, -1);
+    lua_pop(L, 3);
+    *boundary = code == kCachedBoundary;
+    return code < 0 ? kNoFunction : static_cast<FunctionId>(code);
+  }
+  lua_pop(L, 1);
+  FunctionId id = intern(L, ar, boundary);
+  lua_pushvalue(L, -2);
+  lua_pushinteger(L, *boundary ? kCachedBoundary : id == kNoFunction ? kCachedOwn : static_cast<lua_Integer>(id));
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+  return id;
+}
+
+void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {
+  if (!function_pointer_verified(L, ar)) return count_call_slowly(L, ar);
+  // Fast path: the function objects are read from the frames and looked up in a C++ map that
+  // the allocator wrapper clears of every freed block, so an address reused by a new closure
+  // never inherits an old id.
+  const void* callee_fp = frame_function_pointer(ar);
+  if (!callee_fp) return;
+  if (!listed(callee_fp)) return;
+  FunctionId callee;
+  if (callee_fp == last_fp_) {
+    callee = last_id_;  // recursion and loops call the same function again and again
+  } else if (!fn_ids_.find(callee_fp, &callee)) {
+    bool boundary = false;
+    lua_Debug copy = *ar;
+    callee = intern(L, &copy, &boundary);
+    fn_ids_.insert(callee_fp, callee);
+  }
+  last_fp_ = callee_fp;
+  last_id_ = callee;
+  if (callee == kNoFunction) return;
+  // A tail call replaced its caller's frame: the caller is unknown then.
+  FunctionId caller = kNoFunction;
+  if (ar->event == LUA_HOOKCALL) {
+    if (const void* caller_fp = frame_function_pointer(ar, true)) {
+      if (caller_fp == last_caller_fp_) {
+        caller = last_caller_id_;
+      } else if (!fn_ids_.find(caller_fp, &caller)) {
+        lua_Debug below;
+        bool boundary = false;
+        if (lua_getstack(L, 1, &below)) {
+          caller = intern(L, &below, &boundary);
+          fn_ids_.insert(caller_fp, caller);
+        }
+      }
+      last_caller_fp_ = caller_fp;
+      last_caller_id_ = caller;
+    }
+  }
+  record_call(callee, caller);
+}
+
+bool LuaSampler::listed(const void* f) const {
+  return count_list_.empty() || std::find(count_list_.begin(), count_list_.end(), f) != count_list_.end();
+}
+
+void LuaSampler::record_call(FunctionId callee, FunctionId caller) {
+  for (int k = 0; k < 3; ++k)
+    if (kind_enabled_[k]) profiles_[k]->add_call(callee, caller);
+}
+
+void LuaSampler::on_free(const void* block) {
+  if (fn_ids_.empty()) return;
+  fn_ids_.erase(block);
+  if (block == last_fp_) last_fp_ = nullptr;
+  if (block == last_caller_fp_) last_caller_fp_ = nullptr;
+}
+
+// Where the frame layout is not the one we know: identities through a weak-keyed table.
+void LuaSampler::count_call_slowly(lua_State* L, const lua_Debug* frame) {
+  lua_Debug copy = *frame;
+  lua_Debug* ar = &copy;
+  if (!count_list_.empty()) {
+    lua_getinfo(L, "f", ar);
+    const void* f = lua_topointer(L, -1);
+    lua_pop(L, 1);
+    if (!listed(f)) return;
+  }
+  bool boundary = false;
+  FunctionId callee = cached_id(L, ar, &boundary);
+  if (callee == kNoFunction) return;
+  FunctionId caller_id = kNoFunction;
+  lua_Debug caller;
+  if (ar->event == LUA_HOOKCALL && lua_getstack(L, 1, &caller)) {
+    bool b = false;
+    caller_id = cached_id(L, &caller, &b);
+  }
+  record_call(callee, caller_id);
+}
+
+
+void LuaSampler::set_count_list(lua_State* L, int idx) {
+  if (active_) return;
+  idx = lua_absindex(L, idx);
+  count_list_.clear();
+  if (lua_isnoneornil(L, idx)) {
+    lua_pushnil(L);
+  } else {
+    lua_createtable(L, 8, 0);  // held for the run: a listed closure keeps its address
+    for (lua_Integer i = 1; lua_rawgeti(L, idx, i) != LUA_TNIL; ++i) {
+      count_list_.push_back(lua_topointer(L, -1));
+      lua_rawseti(L, -2, i);
+    }
+    lua_pop(L, 1);
+  }
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &kCountListKey);
+}
+
+}  // namespace scriptprof::lua

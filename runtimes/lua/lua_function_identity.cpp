@@ -1,0 +1,349 @@
+// Function identity for the Lua adapter: which FunctionId a running function is, and its name.
+//
+// A Lua function is its prototype, keyed by its chunk's source string and its lines (closures
+// of one prototype merge, unless interpret_closures keeps them apart); a C function is its
+// function pointer. Chunks are told apart without keeping their text: a chunk loaded from a
+// string has the whole text as its source, and thousands of such chunks must not cost their
+// text again in the profiler.
+extern "C" {
+#include <lauxlib.h>
+}
+
+#include <algorithm>
+#include <cstring>
+
+#include "lua_registry_keys.hpp"
+#include "lua_sampler.hpp"
+
+namespace scriptprof::lua {
+namespace {
+
+constexpr std::uint8_t kNameTries = 4;  // sightings on which to look for a missing name
+constexpr std::size_t kKeptSourceName = 4096;  // "@file"/"=name" sources up to this are kept
+
+}  // namespace
+
+FunctionId LuaSampler::new_function(FunctionInfo info, std::uint32_t chunk, std::uint8_t name_tries,
+                                     lua_Integer closure_no) {
+  FunctionId id = profiles_[0]->add_function(info);
+  profiles_[1]->add_function(info);
+  profiles_[2]->add_function(std::move(info));
+  fn_chunk_.push_back(chunk);
+  name_tries_.push_back(name_tries);
+  closure_no_.push_back(closure_no);
+  return id;
+}
+
+void LuaSampler::rename_function(FunctionId id, const std::string& name) {
+  std::string full = closure_no_[id] ? name + " [closure " + std::to_string(closure_no_[id]) + "]" : name;
+  for (auto& p : profiles_) p->functions.rename(id, full);
+}
+
+
+FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
+  lua_getinfo(L, "Sl", ar);
+  line_ = ar->currentline;
+  if (ar->what[0] == 'C') {
+    lua_getinfo(L, "f", ar);
+    void* fp = reinterpret_cast<void*>(lua_tocfunction(L, -1));
+    lua_pop(L, 1);
+    if (boundaries_.count(fp)) {
+      *boundary = true;
+      return kNoFunction;
+    }
+    if (own_.count(fp)) return kNoFunction;
+    auto it = c_ids_.find(fp);
+    if (it != c_ids_.end()) {
+      learn_name(L, ar, it->second);
+      return it->second;
+    }
+    lua_getinfo(L, "n", ar);
+    return c_function_id(fp, ar->name);
+  }
+  const bool closure = settings_.interpret_closures && ar->what[0] != 'm';
+  if (closure) {
+    // Allegro's :interpret-closures: the closure object is the identity. A weak-keyed table
+    // maps each one to its id, so a collected closure's address cannot pass its id on.
+    lua_getinfo(L, "f", ar);
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) == LUA_TTABLE) {
+      lua_getfield(L, -1, "ids");
+      lua_pushvalue(L, -3);
+      if (lua_rawget(L, -2) == LUA_TNUMBER) {
+        FunctionId id = static_cast<FunctionId>(lua_tointeger(L, -1));
+        lua_pop(L, 4);
+        learn_name(L, ar, id);
+        return id;
+      }
+      lua_pop(L, 4);
+    } else {
+      lua_pop(L, 2);
+    }
+  } else {
+    LuaKey key{ar->source, ar->linedefined, ar->lastlinedefined};
+    auto it = lua_ids_.find(key);
+    if (it != lua_ids_.end() && same_chunk(it->second, ar)) {
+      learn_name(L, ar, it->second);
+      return it->second;
+    }
+  }
+  // New prototype (or a new chunk loaded where a collected one used to be), or a new closure.
+  FunctionInfo info;
+  info.file = ar->short_src;
+  info.line = ar->linedefined;
+  info.last_line = ar->lastlinedefined;
+  if (ar->what[0] == 'm') {
+    info.kind = FunctionKind::Main;
+    info.name = "main chunk";
+  } else {
+    lua_getinfo(L, "n", ar);
+    info.name = ar->name ? ar->name : "?";
+  }
+  bool unnamed = info.kind == FunctionKind::Script && info.name == "?";
+  // Closures are numbered once their prototype has two: a function made once needs no number.
+  LuaKey key{ar->source, ar->linedefined, ar->lastlinedefined};
+  auto sibling = lua_ids_.find(key);
+  bool second = closure && sibling != lua_ids_.end() && same_chunk(sibling->second, ar);
+  lua_Integer number = 0;
+  if (second) {
+    FunctionId first = sibling->second;
+    if (!closure_no_[first]) {
+      closure_no_[first] = ++closures_seen_;
+      closure_by_number_.push_back(first);
+      rename_function(first, profiles_[0]->functions.info(first).name);
+    }
+    number = ++closures_seen_;
+  }
+  if (number) info.name += " [closure " + std::to_string(number) + "]";
+  FunctionId id = new_function(std::move(info), chunk_of(ar), unnamed ? kNameTries : 0, number);
+  if (number) closure_by_number_.push_back(id);
+  if (closure) remember_closure(L, ar, id);
+  if (!second) lua_ids_[key] = id;  // the prototype's first function (closures: its first closure)
+  return id;
+}
+
+// A function first seen unnamed (called from C, or by a tail call) takes the name a later
+// call site gives it.
+void LuaSampler::learn_name(lua_State* L, lua_Debug* ar, FunctionId id) {
+  if (name_tries_[id] == 0) return;
+  --name_tries_[id];
+  lua_getinfo(L, "n", ar);
+  std::string global;
+  if (ar->name) {
+    rename_function(id, ar->name);
+    name_tries_[id] = 0;
+  } else if (global_name(L, ar, &global)) {
+    // Called from the host (lua_pcall), a function has no calling instruction to name it;
+    // its global or module field does, as in Lua's own tracebacks.
+    rename_function(id, global);
+    name_tries_[id] = 0;
+  }
+}
+
+// "think" for _G.think, "ai.think" for package.loaded.ai.think: a shallow search, no
+// metamethods (raw access only), nothing allocated.
+bool LuaSampler::global_name(lua_State* L, lua_Debug* ar, std::string* out) {
+  if (!lua_checkstack(L, 6)) return false;
+  int top = lua_gettop(L);
+  lua_getinfo(L, "f", ar);
+  int fn = lua_gettop(L);
+  bool found = false;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE) == LUA_TTABLE) {
+    lua_pushnil(L);
+    while (!found && lua_next(L, fn + 1)) {
+      if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+          if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, fn)) {
+            std::string module = lua_tostring(L, -4);
+            *out = (module == "_G" ? "" : module + ".") + lua_tostring(L, -2);
+            found = true;
+            lua_pop(L, 2);
+            break;
+          }
+          lua_pop(L, 1);
+        }
+      }
+      lua_pop(L, 1);
+    }
+    if (found) lua_pop(L, 1);  // the module key lua_next left
+  }
+  lua_settop(L, top);
+  return found;
+}
+
+// Records a closure both ways: closure -> id (weak keys) for identity, and id -> closure (weak
+// values) for profiler.closure(n).
+void LuaSampler::remember_closure(lua_State* L, lua_Debug* ar, FunctionId id) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 2);
+    for (const char* field : {"ids", "closures"}) {
+      lua_createtable(L, 0, 0);
+      lua_createtable(L, 0, 1);
+      lua_pushstring(L, field[0] == 'i' ? "k" : "v");
+      lua_setfield(L, -2, "__mode");
+      lua_setmetatable(L, -2);
+      lua_setfield(L, -2, field);
+    }
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &kClosuresKey);
+  }
+  int t = lua_gettop(L);
+  lua_getinfo(L, "f", ar);
+  lua_getfield(L, t, "ids");
+  lua_pushvalue(L, -2);
+  lua_pushinteger(L, static_cast<lua_Integer>(id));
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  lua_getfield(L, t, "closures");
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, static_cast<lua_Integer>(id));
+  lua_settop(L, t - 1);
+}
+
+void LuaSampler::push_closure(lua_State* L, lua_Integer n) {
+  if (n < 1 || static_cast<std::size_t>(n) > closure_by_number_.size() ||
+      lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) != LUA_TTABLE) {
+    lua_pushnil(L);
+    return;
+  }
+  lua_getfield(L, -1, "closures");
+  lua_rawgeti(L, -1, static_cast<lua_Integer>(closure_by_number_[static_cast<std::size_t>(n) - 1]));
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+}
+
+FunctionId LuaSampler::function_of(lua_State* L, lua_Debug* ar) {
+  bool boundary = false;
+  return intern(L, ar, &boundary);
+}
+
+bool LuaSampler::find_function_value(lua_State* L, int idx, FunctionId* out) {
+  if (lua_iscfunction(L, idx)) {
+    auto it = c_ids_.find(reinterpret_cast<void*>(lua_tocfunction(L, idx)));
+    if (it == c_ids_.end()) return false;
+    *out = it->second;
+    return true;
+  }
+  if (!lua_isfunction(L, idx)) return false;
+  idx = lua_absindex(L, idx);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) == LUA_TTABLE) {  // interpret_closures
+    lua_getfield(L, -1, "ids");
+    lua_pushvalue(L, idx);
+    bool found = lua_rawget(L, -2) == LUA_TNUMBER;
+    if (found) *out = static_cast<FunctionId>(lua_tointeger(L, -1));
+    lua_pop(L, 3);
+    if (found) return true;
+  } else {
+    lua_pop(L, 1);
+  }
+  lua_Debug ar;
+  lua_pushvalue(L, idx);
+  lua_getinfo(L, ">S", &ar);
+  auto it = lua_ids_.find(LuaKey{ar.source, ar.linedefined, ar.lastlinedefined});
+  if (it == lua_ids_.end() || !same_chunk(it->second, &ar)) return false;
+  *out = it->second;
+  return true;
+}
+
+// Names library C functions as "string.rep" from package.loaded, as the debug library's
+// traceback does; call-site names ("rep", "?") are a poor second.
+void LuaSampler::learn_c_names(lua_State* L) {
+  int top = lua_gettop(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
+      std::string module = lua_tostring(L, -2);
+      lua_pushnil(L);
+      while (lua_next(L, -2)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_iscfunction(L, -1)) {
+          void* fp = reinterpret_cast<void*>(lua_tocfunction(L, -1));
+          std::string field = lua_tostring(L, -2);
+          std::string name = module == LUA_GNAME ? field : module + "." + field;
+          auto [pos, inserted] = c_names_.emplace(fp, name);
+          // Prefer the global name ("print") over a module path ("_G.print").
+          if (!inserted && module == LUA_GNAME) pos->second = name;
+        }
+        lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+}
+
+// ---- Chunks ------------------------------------------------------------------------------------
+
+std::uint32_t LuaSampler::chunk_of(const lua_Debug* ar) {
+  const std::size_t length = ar->srclen;
+  const std::size_t edge = std::min<std::size_t>(length, sizeof(ChunkRecord::head));
+  auto found = chunk_index_.find(ar->source);
+  if (found != chunk_index_.end()) {
+    const ChunkRecord& c = chunks_[found->second];
+    if (c.length == length && std::memcmp(c.head, ar->source, edge) == 0 &&
+        std::memcmp(c.tail, ar->source + length - edge, edge) == 0)
+      return found->second;
+  }
+  // A new chunk, or another one whose source took the address of a collected one.
+  ChunkRecord c;
+  c.source = ar->source;
+  c.length = length;
+  std::memcpy(c.head, ar->source, edge);
+  std::memcpy(c.tail, ar->source + length - edge, edge);
+  bool named = ar->source[0] == '@' || ar->source[0] == '=';
+  if ((named && length <= kKeptSourceName) || settings_.keep_chunk_text) c.text.assign(ar->source, length);
+  chunks_.push_back(std::move(c));
+  auto index = static_cast<std::uint32_t>(chunks_.size() - 1);
+  chunk_index_[ar->source] = index;
+  return index;
+}
+
+// Whether function `id` belongs to the chunk whose source `ar` shows (filled with "S").
+bool LuaSampler::same_chunk(FunctionId id, const lua_Debug* ar) const {
+  std::uint32_t index = fn_chunk_[id];
+  if (index == UINT32_MAX) return false;
+  const ChunkRecord& c = chunks_[index];
+  const std::size_t edge = std::min<std::size_t>(c.length, sizeof(c.head));
+  return c.source == ar->source && c.length == ar->srclen && std::memcmp(c.head, ar->source, edge) == 0 &&
+         std::memcmp(c.tail, ar->source + c.length - edge, edge) == 0;
+}
+
+const std::string* LuaSampler::source_of(FunctionId f) const {
+  if (f >= fn_chunk_.size() || fn_chunk_[f] == UINT32_MAX) return nullptr;
+  const std::string& text = chunks_[fn_chunk_[f]].text;
+  return text.empty() ? nullptr : &text;
+}
+
+// The id of C function `fp`, made on first sight with its library name ("string.rep"), else
+// the name its call site gives (null when none: it is looked for again later).
+FunctionId LuaSampler::c_function_id(const void* fp, const char* call_site_name) {
+  void* key = const_cast<void*>(fp);
+  auto it = c_ids_.find(key);
+  if (it != c_ids_.end()) return it->second;
+  FunctionInfo info;
+  info.kind = FunctionKind::Native;
+  if (auto n = c_names_.find(key); n != c_names_.end())
+    info.name = n->second;
+  else
+    info.name = call_site_name ? call_site_name : "?";
+  bool unnamed = info.name == "?";
+  FunctionId id = new_function(std::move(info), UINT32_MAX, unnamed ? kNameTries : 0);
+  c_ids_.emplace(key, id);
+  return id;
+}
+
+std::size_t LuaSampler::own_bytes() const {
+  std::size_t bytes = sizeof(*this);
+  for (const ChunkRecord& c : chunks_) bytes += sizeof(c) + c.text.capacity();
+  // Hash maps: a node (key, value, next pointer) and a bucket each, roughly.
+  constexpr std::size_t kNode = 4 * sizeof(void*);
+  bytes += chunk_index_.size() * kNode + lua_ids_.size() * (kNode + sizeof(LuaKey)) + c_ids_.size() * kNode;
+  for (const auto& [fp, name] : c_names_) bytes += kNode + name.capacity();
+  bytes += fn_chunk_.capacity() * sizeof(std::uint32_t) + name_tries_.capacity() +
+           closure_no_.capacity() * sizeof(lua_Integer) + closure_by_number_.capacity() * sizeof(FunctionId);
+  bytes += fn_ids_.bytes() + frames_.capacity() * sizeof(FunctionId) + lines_.capacity() * sizeof(int);
+  return bytes;
+}
+
+}  // namespace scriptprof::lua

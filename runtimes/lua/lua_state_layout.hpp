@@ -1,0 +1,64 @@
+// The few fields of Lua 5.4's private structs (lstate.h) that the C API does not expose, read
+// at fixed offsets that are verified against the public API once per process.
+//
+// Why the adapter needs them:
+// - A sample arms Lua's hook with a count of 1 and then puts the program's hook back with
+//   lua_sethook, which restarts its instruction countdown: the countdown is read and put back.
+//   While any hook runs Lua counts the hook function's instructions without calling hooks, so
+//   no sample is armed then ("allowhook").
+// - Every hook Lua calls first makes sure the stack has LUA_MINSTACK free slots; near
+//   LUAI_MAXSTACK that check raises "stack overflow" where the program alone would not have
+//   failed. The signal handler reads how high the stack can reach before the next safe point
+//   and does not arm when a hook could not get its slots (hook_has_room).
+// - A tick that lands in a C function should be charged to it even when it returns before the
+//   next safe point: the signal handler notes which C function runs (running_frame).
+//
+// The mirror is Lua 5.4.0-5.4.4's layout (64-bit). If any check at start fails, every function
+// here answers "unknown" (nullptr, false, RunningFrame::known false) and the sampler keeps to
+// what the public API allows: counts may drift, C functions are charged to their callers.
+#pragma once
+extern "C" {
+#include <lua.h>
+}
+#include <cstdint>
+
+namespace scriptprof::lua {
+
+// Checks the mirrored layout on L (its hook is set and restored, and a probe C function is
+// called). Once per process; true when every field agreed with the public API.
+bool verify_state_layout(lua_State* L);
+
+// The instructions left before L's count hook fires, or nullptr if not verified. A plain int in
+// the state: readable and writable from a signal handler on L's own thread.
+int* hook_countdown(lua_State* L);
+
+// Whether a hook function is running on L (Lua's allowhook is off). False if not verified.
+// A plain byte read: usable from a signal handler on L's own thread.
+bool hook_running(lua_State* L);
+
+// What runs on L at this instant, from plain field reads (signal-safe on L's own thread: the
+// thread is stopped between two of its instructions, and every pointer read is checked to lie
+// in the stack before it is followed).
+struct RunningFrame {
+  bool known = false;           // layout verified and the fields consistent
+  bool c_function = false;      // the running frame is a C function
+  const void* c_fn = nullptr;   // the slot's value when it is a light C function: most likely
+                                // that function (a returning one may have a result there)
+  const void* ci = nullptr;     // its CallInfo
+};
+RunningFrame running_frame(lua_State* L);
+
+// Whether every hook Lua may call on L before the running frame returns can get its
+// LUA_MINSTACK slots without passing LUAI_MAXSTACK, so arming cannot raise "stack overflow".
+// True when the layout is not verified (nothing better is known). Signal-safe as above.
+bool hook_has_room(lua_State* L);
+
+// Bytes of a stack block big enough that, once the stack has it, a hook could pass the limit:
+// the allocator wrapper disarms when a block this large is allocated during an armed sample.
+std::size_t stack_block_near_limit();
+
+// The CallInfo of the frame at `ar` (as lua_getstack filled it) and of its caller, for
+// matching against RunningFrame: the public i_ci field, no layout needed.
+inline const void* frame_ci(const lua_Debug* ar) { return ar->i_ci; }
+
+}  // namespace scriptprof::lua
