@@ -130,6 +130,8 @@ Options parse_options(int argc, char** argv) {
     std::printf("luaprof (scriptprof) 0.1.0, %s\n", LUA_RELEASE);
     std::exit(EXIT_SUCCESS);
   }
+  // A chunk loaded from a string is its own source text: kept only when it is to be printed.
+  o.sampler.keep_chunk_text = !o.annotate.empty();
   std::vector<std::string> rest = app.remaining();
   bool dashdash = !rest.empty() && rest[0] == "--";
   if (dashdash) rest.erase(rest.begin());

@@ -864,6 +864,29 @@ int l_annotate(lua_State* L) {
   return written ? 0 : lua_error(L);
 }
 
+// profiler.stats() -> {bytes=, profile_bytes=, sampler_bytes=, functions=, stacks=, samples=}:
+// the memory the profiler holds now (its profiles and its own tables) and what it holds them
+// for, so a long run's cost can be watched: bytes per function, per distinct stack, per sample.
+int l_stats(lua_State* L) {
+  LuaSampler* s = attach_sampler(L);
+  std::size_t profile_bytes = 0;
+  std::uint64_t samples = 0, stacks = 0;
+  for (SampleKind kind : {SampleKind::Time, SampleKind::Gc, SampleKind::Space}) {
+    const Profile& p = s->profile(kind);
+    profile_bytes += p.bytes();
+    samples += p.health.samples_taken;
+    stacks += p.tree.size();
+  }
+  lua_createtable(L, 0, 6);
+  set_count(L, -1, "bytes", profile_bytes + s->own_bytes());
+  set_count(L, -1, "profile_bytes", profile_bytes);
+  set_count(L, -1, "sampler_bytes", s->own_bytes());
+  set_count(L, -1, "functions", s->profile().functions.size());
+  set_count(L, -1, "stacks", stacks);
+  set_count(L, -1, "samples", samples);
+  return 1;
+}
+
 // profiler.health() -> {signals=, samples_taken=, ticks_merged=, dropped=}: what the sampler
 // did for the last profile, so a user can see when ticks were merged or dropped.
 int l_health(lua_State* L) {
@@ -918,6 +941,7 @@ const luaL_Reg kFunctions[] = {
     {"fetch_stacks", l_fetch_stacks},
     {"fetch_call_tree", l_fetch_call_tree},
     {"health", l_health},
+    {"stats", l_stats},
     {"gcprof", l_gcprof},
     {"with_profiling", l_with_profiling},
     {"start_profiler", l_start_profiler},

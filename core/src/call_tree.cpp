@@ -61,3 +61,14 @@ std::vector<FunctionId> CallTree::stack(NodeId leaf) const {
 }
 
 }  // namespace scriptprof
+
+namespace scriptprof {
+
+std::size_t CallTree::bytes() const {
+  // An unordered_map node holds the pair and a next pointer; each has a bucket pointer too.
+  constexpr std::size_t kMapEntry = sizeof(std::uint64_t) + sizeof(NodeId) + 2 * sizeof(void*);
+  return nodes_.capacity() * sizeof(CallTreeNode) + roots_.capacity() * sizeof(roots_[0]) +
+         children_.size() * kMapEntry + children_.bucket_count() * sizeof(void*);
+}
+
+}  // namespace scriptprof

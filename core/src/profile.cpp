@@ -191,3 +191,18 @@ std::string check_invariants(const Profile& p) {
 }
 
 }  // namespace scriptprof
+
+namespace scriptprof {
+
+std::size_t Profile::bytes() const {
+  constexpr std::size_t kMapEntry = sizeof(std::uint64_t) + sizeof(LineEntry) + 2 * sizeof(void*);
+  std::size_t n = functions.bytes() + tree.bytes() + samples.capacity() * sizeof(SampleRecord) +
+                  frame_marks.capacity() * sizeof(FrameMark) + threads.capacity() * sizeof(ThreadInfo) +
+                  counts_.capacity() * sizeof(FunctionCounts) + seen_stamp_.capacity() * sizeof(std::uint32_t) +
+                  callers_.capacity() * sizeof(callers_[0]) + lines_.size() * kMapEntry +
+                  lines_.bucket_count() * sizeof(void*);
+  for (const auto& arcs : callers_) n += arcs.capacity() * sizeof(arcs[0]);
+  return n;
+}
+
+}  // namespace scriptprof

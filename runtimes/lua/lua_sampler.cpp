@@ -313,25 +313,23 @@ void LuaSampler::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
   } else if (armed != nullptr) {
     return;  // armed on another state; it samples when that state runs again
   }
+  if (!arm(L) && pending_.load(std::memory_order_relaxed) > 0) merged_.fetch_add(ticks, std::memory_order_relaxed);
+}
+
+// Signal context, or normal context inside critical_. Arms L's next safe point; false when it
+// did not. Ticks wait (stay pending) while a hook runs or the program's count has just
+// restarted; they are dropped and counted when a hook there could not get its stack slots.
+bool LuaSampler::arm(lua_State* L) {
   // A hook is running (the program's): no hook can fire inside it, and the instructions it
   // runs would count against our count of 1 instead of the program's countdown. The ticks
-  // wait for the next tick after it, which is where the sample would land anyway.
+  // wait for the next chance after it, which is where the sample would land anyway.
   // Likewise when the program's count has just restarted: its count hook may be about to be
   // called, and arming now would take that call and lose the program's event.
   const int* countdown = (lua_gethookmask(L) & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
-  if (hook_running(L) || (countdown && *countdown == lua_gethookcount(L))) {
-    merged_.fetch_add(ticks, std::memory_order_relaxed);
-    return;
-  }
-  arm(L);
-}
-
-// Signal context, or normal context inside critical_. Arms L's next safe point, unless a hook
-// there could fail to get its stack slots: the ticks waiting are then dropped and counted.
-void LuaSampler::arm(lua_State* L) {
+  if (hook_running(L) || (countdown && *countdown == lua_gethookcount(L))) return false;
   if (!hook_has_room(L)) {
     drop_pending();
-    return;
+    return false;
   }
   lua_Hook hook = lua_gethook(L);
   int mask = lua_gethookmask(L);
@@ -352,6 +350,7 @@ void LuaSampler::arm(lua_State* L) {
   int events = saved_.mask & (LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE);
   lua_sethook(L, sampler_hook, LUA_MASKCOUNT | LUA_MASKCALL | events, 1);
   arms_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 // The C function running on L, if any: the sample taken at the next safe point charges it even

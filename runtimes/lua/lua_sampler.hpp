@@ -213,7 +213,7 @@ class LuaSampler {
     const void* ci = nullptr;      // its CallInfo
   };
 
-  void arm(lua_State* L);                          // signal or critical context
+  bool arm(lua_State* L);                          // signal or critical context
   void disarm(bool fired);                         // signal or critical context
   void note_c_frame(lua_State* L);                 // signal or critical context
   void drop_pending();                             // signal or critical context: no room

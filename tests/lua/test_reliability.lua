@@ -131,5 +131,103 @@ end
 H.check(timers() == base_timers, "no timer left after 2000 runs (%d)", timers())
 H.check(debug.gethook() == nil, "no hook left after 2000 runs")
 
+-- Coroutines that set their own hooks die and are collected while calls are counted; their
+-- memory is reused. Stopping touches only threads that are alive (it called lua_sethook on
+-- freed states and crashed), and a live coroutine gets back the hook it had.
+do
+  for _ = 1, 3 do
+    profiler.reset(0, 1000, true, true)
+    profiler.start()
+    for _ = 1, 2000 do
+      local co = coroutine.create(function() debug.sethook(function() end, "l") coroutine.yield() end)
+      coroutine.resume(co)
+    end
+    collectgarbage()
+    collectgarbage()
+    local reuse = {}
+    for i = 1, 30000 do reuse[i] = {i, tostring(i)} end
+    profiler.stop()
+    profiler.start()
+    profiler.stop()
+  end
+  local function hooked_after_stop(profiled)
+    local calls = 0
+    local co = coroutine.create(function() coroutine.yield() fib(5) end)
+    if profiled then profiler.reset(0, 1000, true) profiler.start() end
+    local hook = function() calls = calls + 1 end
+    debug.sethook(co, hook, "c")
+    coroutine.resume(co)
+    if profiled then profiler.stop() end
+    local h, mask = debug.gethook(co)
+    coroutine.resume(co)
+    return h == hook, mask, calls
+  end
+  local same, mask, calls = hooked_after_stop(true)
+  local _, _, want = hooked_after_stop(false)
+  H.check(same and mask == "c" and calls == want, "a live coroutine keeps its hook after stop: %s %s, %d calls of %d",
+          tostring(same), tostring(mask), calls, want)
+end
+
+-- A hook set on a coroutine before the run sees, during a counting run, exactly the events and
+-- arguments it sees without the profiler (its currentline came back filled in by the profiler).
+do
+  local function run(co)
+    local seen = {}
+    debug.sethook(co, function(event, line)
+      local i = debug.getinfo(2, "Sl")
+      seen[#seen + 1] = ("%s=%s@%s:%d"):format(event, tostring(line), i.short_src, i.currentline)
+    end, "lcr")
+    return function() coroutine.resume(co, 4) coroutine.resume(co) debug.sethook(co) return table.concat(seen, " ") end
+  end
+  local body = function(n) local x = fib(n) coroutine.yield(x) return fib(3) end
+  local want = run(coroutine.create(body))()
+  for _, opts in ipairs({{1000, true}, {10000, true, true}, {10000, false}}) do
+    local finish = run(coroutine.create(body))  -- made and hooked before start
+    profiler.reset(0, opts[1], opts[2], opts[3])
+    profiler.start()
+    local got = finish()
+    profiler.stop()
+    H.check(got == want, "hook events with %d Hz, calls %s:\n%s\ninstead of\n%s", opts[1], tostring(opts[2]), got, want)
+  end
+end
+
+-- Tail calls: functions that tail-call each other do the work, and hold its samples (the
+-- samples were charged to the frame below, the driver).
+do
+  local a, b
+  function a(n) if n == 0 then return 0 end return b(n - 1) end
+  function b(n) if n == 0 then return 0 end return a(n - 1) end
+  local function driver() for _ = 1, 400 do a(10000) end end
+  for _, calls in ipairs({false, true}) do
+    profiler.statprof(driver, {hz = 1000, count_calls = calls, display = false})
+    local n = profiler.sample_count()
+    local function self_of(f) local cd = profiler.proc_call_data(f) return cd and profiler.call_data_self_samples(cd) or 0 end
+    local share = (self_of(a) + self_of(b)) / math.max(n, 1)
+    H.check(n >= 20 and share >= 0.85, "tail calls (calls %s): a and b hold %.0f%% self of %d samples",
+            tostring(calls), 100 * share, n)
+  end
+end
+
+-- Memory: a function costs the profiler bytes, not its chunk's text (a chunk loaded from a
+-- string has the whole text as its source, and each function kept a copy: ~9 KB each).
+do
+  local pad = ("-- padding padding padding padding padding padding padding padding\n"):rep(150)
+  local function work()
+    for i = 1, 1000 do
+      assert(load(pad .. "local function f() local x = 0 for j = 1, 3000 do x = x + j end return x end\nreturn f() + " .. i))()
+    end
+  end
+  for _, calls in ipairs({false, true}) do
+    profiler.statprof(work, {hz = 10000, count_calls = calls, display = false})
+    local st = profiler.stats()
+    H.check(st.functions >= 100 and st.samples > 0 and st.stacks > 0, "stats: %d functions, %d samples, %d stacks",
+            st.functions, st.samples, st.stacks)
+    H.check(st.bytes == st.profile_bytes + st.sampler_bytes, "stats: bytes is the sum of its parts")
+    H.check(st.bytes / st.functions < 2048, "calls %s: %.0f bytes per function (%d functions, %d bytes)",
+            tostring(calls), st.bytes / st.functions, st.functions, st.bytes)
+    H.check(st.bytes < 1000 * #pad / 4, "calls %s: %d bytes held for 1000 chunks of %d bytes", tostring(calls), st.bytes, #pad)
+  end
+end
+
 os.execute("rm -rf " .. dir)
 H.done()

@@ -18,6 +18,7 @@ assert(luaprof_flags, "unknown mode " .. mode)
 local slow_stdin = "(sleep 0.1; seq 1 5; sleep 0.1; seq 6 1000)"
 local scripts = {
   {"errors.lua"}, {"close.lua"}, {"coroutines.lua"}, {"values.lua"}, {"deep.lua"}, {"hooks.lua"},
+  {"hook_fields.lua"}, {"limits.lua"}, {"collected_hooks.lua"},
   {"signals.lua", stdin = slow_stdin}, {"exit.lua", args = "plain"}, {"exit.lua", args = "close"},
 }
 

@@ -39,6 +39,8 @@ class CallTree {
   const std::vector<std::pair<std::uint32_t, NodeId>>& roots() const { return roots_; }
   // Frames of the path ending at `leaf`, root-first (the process root excluded).
   std::vector<FunctionId> stack(NodeId leaf) const;
+  // Heap bytes of the nodes and the child index.
+  std::size_t bytes() const;
 
  private:
   NodeId new_node(FunctionId function, NodeId parent);

@@ -41,6 +41,8 @@ class FunctionTable {
   // Unique label per function (FORMATS.md 0.2): "name (file:line)", "name [C]",
   // "main chunk (file)" or the pseudo name; collisions get " #2", " #3" in id order.
   const std::string& label(FunctionId id) const;
+  // Heap bytes of the infos, their strings and the label cache.
+  std::size_t bytes() const;
 
  private:
   void build_labels() const;

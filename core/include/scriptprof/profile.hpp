@@ -130,6 +130,10 @@ class Profile {
   // Drops every sample and count but keeps the settings.
   void clear();
 
+  // Heap bytes the profile holds (functions with their names, the call tree, kept samples,
+  // counts, arcs, lines): what a run costs in memory, reported by profiler.stats().
+  std::size_t bytes() const;
+
  private:
   std::vector<FunctionCounts> counts_;
   std::vector<std::uint32_t> seen_stamp_;  // per function: last sample that counted it
