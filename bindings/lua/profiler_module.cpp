@@ -50,6 +50,7 @@ namespace {
 struct ModuleState {
   SamplerSettings settings;
   ReportOptions display;  // hidden functions and packages, significance thresholds
+  Profile live;           // a report made while sampling: the profile with the time so far
 };
 
 int module_state_gc(lua_State* L) {
@@ -457,7 +458,7 @@ int l_accumulated_time(lua_State* L) {
 }
 
 int l_sample_count(lua_State* L) {
-  lua_pushinteger(L, static_cast<lua_Integer>(last_profile(L).sample_weight()));
+  lua_pushinteger(L, static_cast<lua_Integer>(last_profile(L).sample_count()));
   return 1;
 }
 
@@ -583,6 +584,13 @@ int profile_argument(lua_State* L, const Profile** p) {
   LuaSampler* s = attach_sampler(L);
   s->mark_analyzed();
   *p = &s->profile();
+  if (s->sampling()) {
+    // The profile's time is added when sampling stops: a report now shows the time so far.
+    Profile& live = module_state(L)->live;
+    live = s->profile();
+    live.total_seconds = s->accumulated_seconds();
+    *p = &live;
+  }
   return 1;
 }
 

@@ -37,7 +37,7 @@ static std::string space_flat_report(const Profile& p, const FlatReportOptions& 
     out += report_label(p, s.function, opt.labels) + "\n";
   }
   out += "---\n";
-  if (p.health.samples_taken > 0) out += "Sample count: " + std::to_string(p.health.samples_taken) + "\n";
+  if (p.sample_count() > 0) out += "Sample count: " + std::to_string(p.sample_count()) + "\n";
   out += printf_string("Total allocated: %.2f Kbytes (sampled)\n", static_cast<double>(p.sample_weight()) / 1024.0);
   return out;
 }

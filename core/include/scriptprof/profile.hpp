@@ -119,6 +119,11 @@ class Profile {
   void add_thread(std::uint32_t id, std::string thread_name, std::uint32_t os_thread = 0);
 
   std::uint64_t sample_weight() const { return total_weight_; }  // N
+  // The sample count statprof reports: ticks for a time profile (a sample carries the ticks it
+  // stands for), sample points for a space profile (whose weights are bytes).
+  std::uint64_t sample_count() const {
+    return clock == ClockKind::Alloc ? health.samples_taken : total_weight_;
+  }
   // Readers refuse input whose weights would pass this ceiling (sums must never wrap around).
   static constexpr std::uint64_t kMaxTotalWeight = std::uint64_t{1} << 62;
   bool weight_fits(std::uint64_t weight) const {
