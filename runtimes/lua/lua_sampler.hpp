@@ -84,8 +84,8 @@ class LuaSampler {
   // Ends the run: stops the timer and removes every hook and wrapper the sampler set. Idempotent.
   void stop();
   // Suspends and resumes collection within a run (Allegro's stop-sampling/start-sampling);
-  // suspended time is not profiled time. L is the running thread. resume_sampling fails once max_samples was reached.
-  // `hold_clock` as in SamplerSettings.
+  // suspended time is not profiled time. resume_sampling fails once max_samples was reached;
+  // L is the running thread, `hold_clock` as in SamplerSettings.
   bool resume_sampling(lua_State* L, std::string* error, bool hold_clock = false);
   void suspend_sampling();
   // The profiled code starts now: program time runs from here after a held start. Idempotent.
@@ -235,8 +235,8 @@ class LuaSampler {
   void take_over_hook(lua_State* L, lua_State* thread);
   // Records the walked frames_ into one profile; returns its leaf.
   NodeId record(SampleKind kind, std::uint64_t weight);
-  // A function in every profile (same id), with its per-id bookkeeping: the full source of a
-  // Lua function, how many call sites may still name it, its closure number.
+  // A function in every profile (same id), with its per-id bookkeeping: the chunk of a Lua
+  // function, how many call sites may still name it, its closure number.
   FunctionId new_function(FunctionInfo info, std::uint32_t chunk = UINT32_MAX, std::uint8_t name_tries = 0,
                           lua_Integer closure_no = 0);
   void rename_function(FunctionId id, const std::string& name);

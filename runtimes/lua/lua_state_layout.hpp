@@ -20,7 +20,7 @@
 extern "C" {
 #include <lua.h>
 }
-#include <cstdint>
+#include <cstddef>
 
 namespace scriptprof::lua {
 
@@ -56,9 +56,5 @@ bool hook_has_room(lua_State* L);
 // Bytes of a stack block big enough that, once the stack has it, a hook could pass the limit:
 // the allocator wrapper disarms when a block this large is allocated during an armed sample.
 std::size_t stack_block_near_limit();
-
-// The CallInfo of the frame at `ar` (as lua_getstack filled it) and of its caller, for
-// matching against RunningFrame: the public i_ci field, no layout needed.
-inline const void* frame_ci(const lua_Debug* ar) { return ar->i_ci; }
 
 }  // namespace scriptprof::lua
