@@ -151,7 +151,7 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   // Every tick falls at a uniformly random point of its period, the first one too: then a run
   // of T seconds expects exactly T/period ticks, where a fixed phase always drops the last part
   // period (10% of a 50 ms run at 100 Hz), and a periodic program is seen at every phase.
-  last_handler_ns_ = 0;
+  early_streak_ = 0;
   rng_ = (start_raw_ ^ (static_cast<std::uint64_t>(thread_tid_) << 32) ^ reinterpret_cast<std::uintptr_t>(this)) | 1;
   period_start_ = 0;
   next_tick_ = 1 + random_offset();
@@ -235,15 +235,19 @@ std::uint64_t SamplingTimer::random_offset() {
 // Signal context. timer_settime is async-signal-safe (POSIX). The timer counts monotonic time
 // and program time runs no faster: it leaves out the profiler's work and this handler's own
 // time, so a shot re-armed for exactly what is left always comes early again, and each early
-// shot adds handler time: a storm. A shot that came early waits at least a floor, which does
-// not depend on the program's phase, so the ticks stay uniform within their periods; the floor
-// is also four times what the handler last cost (a slow machine, valgrind), so that most of
-// each wait is program time.
+// shot adds handler time: a storm when program time stands still (a held start, the profiler's
+// own work, a sleeping thread on the CPU clock). Consecutive early shots back off
+// exponentially (10 us, 20 us, ... up to a period); a delivered tick resets that, so a running
+// program's ticks are never delayed, and a stalled one costs a few signals per period.
 void SamplingTimer::arm_for_next_tick(std::uint64_t program_now, bool early) {
-  std::uint64_t floor = std::min<std::uint64_t>(200'000, std::max<std::uint64_t>(20'000, settings_.period_ns / 8));
-  floor = std::max(floor, 4 * last_handler_ns_);
   std::uint64_t left = next_tick_ > program_now ? next_tick_ - program_now : 1;
-  if (early && left < floor) left = floor;
+  if (early) {
+    early_streak_ = std::min<std::uint32_t>(early_streak_ + 1, 20);
+    std::uint64_t floor = std::min<std::uint64_t>(settings_.period_ns, std::uint64_t{5'000} << early_streak_);
+    if (left < floor) left = floor;
+  } else {
+    early_streak_ = 0;
+  }
   struct itimerspec its;
   its.it_interval = timespec_of(0);
   its.it_value = timespec_of(left);
@@ -280,8 +284,7 @@ void SamplingTimer::on_signal() {
     }
     if (active_.load(std::memory_order_acquire)) arm_for_next_tick(program, early);
     std::uint64_t done = now();
-    last_handler_ns_ = done > raw ? done - raw : 0;
-    excluded_handler_.fetch_add(last_handler_ns_, std::memory_order_relaxed);
+    excluded_handler_.fetch_add(done > raw ? done - raw : 0, std::memory_order_relaxed);
   }
 }
 
