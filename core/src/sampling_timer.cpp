@@ -152,6 +152,7 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   // of T seconds expects exactly T/period ticks, where a fixed phase always drops the last part
   // period (10% of a 50 ms run at 100 Hz), and a periodic program is seen at every phase.
   early_streak_ = 0;
+  last_program_ = 0;
   rng_ = (start_raw_ ^ (static_cast<std::uint64_t>(thread_tid_) << 32) ^ reinterpret_cast<std::uintptr_t>(this)) | 1;
   period_start_ = 0;
   next_tick_ = 1 + random_offset();
@@ -236,18 +237,20 @@ std::uint64_t SamplingTimer::random_offset() {
 // and program time runs no faster: it leaves out the profiler's work and this handler's own
 // time, so a shot re-armed for exactly what is left always comes early again, and each early
 // shot adds handler time: a storm when program time stands still (a held start, the profiler's
-// own work, a sleeping thread on the CPU clock). Consecutive early shots back off
-// exponentially (10 us, 20 us, ... up to a period); a delivered tick resets that, so a running
-// program's ticks are never delayed, and a stalled one costs a few signals per period.
+// own work, a sleeping thread on the CPU clock). Shots that find program time where the last
+// one left it back off exponentially (10 us, 20 us, ... up to a period); as soon as program
+// time moves again the shot is re-armed for exactly what is left, so a running program's ticks
+// are never delayed (after a long stall too), and a stalled one costs a few signals a period.
 void SamplingTimer::arm_for_next_tick(std::uint64_t program_now, bool early) {
   std::uint64_t left = next_tick_ > program_now ? next_tick_ - program_now : 1;
-  if (early) {
+  if (early && program_now <= last_program_) {
     early_streak_ = std::min<std::uint32_t>(early_streak_ + 1, 20);
     std::uint64_t floor = std::min<std::uint64_t>(settings_.period_ns, std::uint64_t{5'000} << early_streak_);
     if (left < floor) left = floor;
   } else {
     early_streak_ = 0;
   }
+  last_program_ = program_now;
   struct itimerspec its;
   its.it_interval = timespec_of(0);
   its.it_value = timespec_of(left);

@@ -85,7 +85,8 @@ class SamplingTimer {
   std::uint64_t period_start_ = 0;            // program time where the next tick's period begins
   std::uint64_t next_tick_ = 0;               // program time of the next tick, inside that period
   std::uint64_t rng_ = 0;                     // xorshift state for the ticks' offsets (handler)
-  std::uint32_t early_streak_ = 0;            // shots in a row that came before the tick (handler)
+  std::uint32_t early_streak_ = 0;            // shots in a row that found program time still (handler)
+  std::uint64_t last_program_ = 0;            // program time at the last shot (handler)
   std::uint64_t random_offset();              // uniform in [0, period): signal-safe
   void arm_for_next_tick(std::uint64_t program_now, bool early);  // one-shot timer at the next tick
   std::atomic<bool> active_{false};           // handler does nothing unless set
