@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <random>
 
 namespace scriptprof {
 
@@ -148,14 +149,12 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   thread_tid_ = gettid();
   start_raw_ = now();
   profiler_since_ = settings.start_held ? start_raw_ : 0;
-  // Every tick falls at a uniformly random point of its period, the first one too: then a run
-  // of T seconds expects exactly T/period ticks, where a fixed phase always drops the last part
-  // period (10% of a 50 ms run at 100 Hz), and a periodic program is seen at every phase.
-  early_streak_ = 0;
-  last_program_ = 0;
-  rng_ = (start_raw_ ^ (static_cast<std::uint64_t>(thread_tid_) << 32) ^ reinterpret_cast<std::uintptr_t>(this)) | 1;
-  period_start_ = 0;
-  next_tick_ = 1 + random_offset();
+  // The first tick falls at a uniformly random point of the first period, not at its end: then
+  // a run of T seconds expects exactly T/period ticks, where a fixed phase always drops the
+  // last part period (10% of a 50 ms run at 100 Hz).
+  std::minstd_rand phase_rng(static_cast<std::uint32_t>(start_raw_ ^ (start_raw_ >> 32) ^
+                                                          static_cast<std::uint64_t>(thread_tid_)));
+  next_tick_ = 1 + std::uniform_int_distribution<std::uint64_t>(0, settings.period_ns - 1)(phase_rng);
 
   struct sigevent sev;
   std::memset(&sev, 0, sizeof sev);
@@ -174,10 +173,9 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
     return false;
   }
   active_.store(true, std::memory_order_release);
-  // One shot at a time: the handler re-arms it for the next tick. The first check comes at the
-  // first tick; program time never runs ahead of the clock.
   struct itimerspec its;
-  its.it_interval = timespec_of(0);
+  its.it_interval = timespec_of(settings.period_ns);
+  // The first check comes at the first tick; program time never runs ahead of the clock.
   its.it_value = timespec_of(next_tick_);
   if (timer_settime(timer_id_, 0, &its, nullptr) != 0) {
     if (error) *error = std::string("timer_settime: ") + std::strerror(errno);
@@ -200,11 +198,7 @@ std::uint64_t SamplingTimer::stop() {
   while (g_in_handler.load(std::memory_order_acquire) != 0 && !on_profiled_thread()) sched_yield();
   stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
   if (stopped_program_ns_ < next_tick_) return 0;
-  // The pending tick, one for each period begun and ended since, and the last period's own
-  // if its point has passed (taken at the middle of the period, its expected place).
-  std::uint64_t after = stopped_program_ns_ - (period_start_ + settings_.period_ns);
-  if (stopped_program_ns_ < period_start_ + settings_.period_ns) return 1;
-  return 1 + after / settings_.period_ns + (after % settings_.period_ns >= settings_.period_ns / 2 ? 1 : 0);
+  return (stopped_program_ns_ - next_tick_) / settings_.period_ns + 1;
 }
 
 std::uint64_t SamplingTimer::program_ns() const {
@@ -225,40 +219,7 @@ std::uint64_t SamplingTimer::leave_profiler() {
   return spent;
 }
 
-// Signal context (xorshift64: plain arithmetic on a member only the handler and start touch).
-std::uint64_t SamplingTimer::random_offset() {
-  rng_ ^= rng_ << 13;
-  rng_ ^= rng_ >> 7;
-  rng_ ^= rng_ << 17;
-  return rng_ % settings_.period_ns;
-}
-
-// Signal context. timer_settime is async-signal-safe (POSIX). The timer counts monotonic time
-// and program time runs no faster: it leaves out the profiler's work and this handler's own
-// time, so a shot re-armed for exactly what is left always comes early again, and each early
-// shot adds handler time: a storm when program time stands still (a held start, the profiler's
-// own work, a sleeping thread on the CPU clock). Shots that find program time where the last
-// one left it back off exponentially (10 us, 20 us, ... up to a period); as soon as program
-// time moves again the shot is re-armed for exactly what is left, so a running program's ticks
-// are never delayed (after a long stall too), and a stalled one costs a few signals a period.
-void SamplingTimer::arm_for_next_tick(std::uint64_t program_now, bool early) {
-  std::uint64_t left = next_tick_ > program_now ? next_tick_ - program_now : 1;
-  if (early && program_now <= last_program_) {
-    early_streak_ = std::min<std::uint32_t>(early_streak_ + 1, 20);
-    std::uint64_t floor = std::min<std::uint64_t>(settings_.period_ns, std::uint64_t{5'000} << early_streak_);
-    if (left < floor) left = floor;
-  } else {
-    early_streak_ = 0;
-  }
-  last_program_ = program_now;
-  struct itimerspec its;
-  its.it_interval = timespec_of(0);
-  its.it_value = timespec_of(left);
-  timer_settime(timer_id_, 0, &its, nullptr);
-}
-
-// Signal context. Async-signal-safe: clock_gettime, timer_settime, lock-free atomics, plain
-// members only the handler writes while the timer runs, and the TickHandler.
+// Signal context. Async-signal-safe: clock_gettime, lock-free atomics and the TickHandler.
 void SamplingTimer::on_signal() {
   if (active_.load(std::memory_order_acquire)) {
     signals_.fetch_add(1, std::memory_order_relaxed);
@@ -266,26 +227,11 @@ void SamplingTimer::on_signal() {
     // Inside the profiler's own work, program time stopped when that work began.
     std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
     std::uint64_t program = program_at(since ? since : raw);
-    const bool early = program < next_tick_;
-    if (!early) {
-      // One tick per period whose random point has passed. After a long stall the periods
-      // passed whole are counted at once (each held exactly one tick).
-      const std::uint64_t period = settings_.period_ns;
-      std::uint64_t ticks = 0;
-      if (program - period_start_ > 64 * period) {
-        std::uint64_t whole = (program - period_start_) / period - 1;
-        ticks += whole;
-        period_start_ += whole * period;
-        next_tick_ = period_start_ + random_offset();
-      }
-      while (program >= next_tick_) {
-        ++ticks;
-        period_start_ += period;
-        next_tick_ = period_start_ + random_offset();
-      }
+    if (program >= next_tick_) {
+      std::uint64_t ticks = (program - next_tick_) / settings_.period_ns + 1;
+      next_tick_ += ticks * settings_.period_ns;
       handler_(context_, ticks, program);
     }
-    if (active_.load(std::memory_order_acquire)) arm_for_next_tick(program, early);
     std::uint64_t done = now();
     excluded_handler_.fetch_add(done > raw ? done - raw : 0, std::memory_order_relaxed);
   }

@@ -7,12 +7,6 @@
 // for `Wall`. Ticks are whole periods of program time since the last one, so ticks that
 // coalesce are carried as a count, never lost.
 //
-// Sampling is random in time: each period of program time holds exactly one tick, at a
-// uniformly random point inside it (stratified sampling), and the timer is re-armed from the
-// handler to fire at that point. A program that repeats with the sampling period (a game's
-// frame loop) is then seen at every phase alike, where a fixed period would see one phase only;
-// and a run still gets one tick per period, exactly.
-//
 // Program time excludes the profiler's own work (the handler, and the adapter's sampling
 // between enter_profiler/leave_profiler), so a slow stack walk cannot create the ticks that
 // would keep it busy: the timer cannot livelock the program.
@@ -82,13 +76,7 @@ class SamplingTimer {
   timer_t timer_id_{};                        // the POSIX timer delivering the signal
   std::uint64_t start_raw_ = 0;               // clock reading at start()
   std::uint64_t stopped_program_ns_ = 0;      // program time frozen by stop()
-  std::uint64_t period_start_ = 0;            // program time where the next tick's period begins
-  std::uint64_t next_tick_ = 0;               // program time of the next tick, inside that period
-  std::uint64_t rng_ = 0;                     // xorshift state for the ticks' offsets (handler)
-  std::uint32_t early_streak_ = 0;            // shots in a row that found program time still (handler)
-  std::uint64_t last_program_ = 0;            // program time at the last shot (handler)
-  std::uint64_t random_offset();              // uniform in [0, period): signal-safe
-  void arm_for_next_tick(std::uint64_t program_now, bool early);  // one-shot timer at the next tick
+  std::uint64_t next_tick_ = 0;               // program time of the next tick (handler only)
   std::atomic<bool> active_{false};           // handler does nothing unless set
   std::atomic<std::uint64_t> profiler_since_{0};       // raw clock at enter_profiler, 0 outside
   std::atomic<std::uint64_t> excluded_profiler_{0};    // time inside enter/leave_profiler
