@@ -41,15 +41,10 @@ int gc_sentinel_finalizer(lua_State* L) {
 void LuaSampler::install_space_hooks(lua_State* L) {
   // Always wrapped while a run is active: call counting watches frees to keep function
   // identities exact, and every arm must hear of a stack growing near its limit.
-  {
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    countdown_ = AllocationCountdown(settings_.alloc_bytes,
-                                     static_cast<std::uint64_t>(now.tv_nsec) ^ reinterpret_cast<std::uintptr_t>(this));
-    pending_bytes_ = 0;
-    host_alloc_ = lua_getallocf(L, &host_alloc_ud_);
-    lua_setallocf(L, sampling_alloc, this);
-  }
+  countdown_ = AllocationCountdown(settings_.alloc_bytes, clock_ns(CLOCK_MONOTONIC) ^ reinterpret_cast<std::uintptr_t>(this));
+  pending_bytes_ = 0;
+  host_alloc_ = lua_getallocf(L, &host_alloc_ud_);
+  lua_setallocf(L, sampling_alloc, this);
   if (settings_.gc_samples) {
     add_own(gc_sentinel_finalizer);
     new_gc_sentinel(L);
