@@ -215,6 +215,8 @@ std::uint64_t SamplingTimer::leave_profiler() {
   std::uint64_t t = now();
   std::uint64_t spent = t > since ? t - since : 0;
   excluded_profiler_.fetch_add(spent, std::memory_order_relaxed);
+  // A handler between now() and here sees the profiler's work still open and excludes nothing:
+  // its time (one handler, in a window of two stores) stays program time.
   profiler_since_.store(0, std::memory_order_relaxed);
   return spent;
 }
@@ -232,8 +234,12 @@ void SamplingTimer::on_signal() {
       next_tick_ += ticks * settings_.period_ns;
       handler_(context_, ticks, program);
     }
-    std::uint64_t done = now();
-    excluded_handler_.fetch_add(done > raw ? done - raw : 0, std::memory_order_relaxed);
+    // Inside the profiler's work the whole stretch is excluded by leave_profiler(): adding the
+    // handler's time too would exclude it twice and move program time backwards.
+    if (!since) {
+      std::uint64_t done = now();
+      excluded_handler_.fetch_add(done > raw ? done - raw : 0, std::memory_order_relaxed);
+    }
   }
 }
 

@@ -50,11 +50,6 @@ void tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t program_n
   static_cast<LuaSampler*>(context)->on_tick(ticks, program_ns);
 }
 
-// The share of program time the profiler may spend sampling. A sample that cost more (a stack
-// 100k frames deep) defers the next arming; the ticks in between are not lost but carried as
-// the next sample's weight, which is sampling at a lower rate: unbiased, and no crawl.
-constexpr std::uint64_t kCostBudgetDivisor = 4;  // at most 1/4 of program time
-
 int event_mask(int event) {
   switch (event) {
     case LUA_HOOKCALL:
@@ -171,6 +166,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
     take_over_hook(L, L);
   }
   active_ = true;
+  budget_.start();  // a fresh run: one-off costs of its first samples come out of the allowance
   ran_ = true;
   analyzed_ = false;
   limit_hit_ = false;
@@ -194,6 +190,7 @@ bool LuaSampler::resume_sampling(lua_State* L, std::string* error, bool hold_clo
   }
   pending_ = 0;
   next_arm_ns_ = 0;
+  budget_.rebase();  // the timer restarts program time from 0
   armed_ = nullptr;
   pending_c_ = {};
   // L runs now (the chain may name a coroutine that has ended since it was suspended).
@@ -451,7 +448,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
 void LuaSampler::leave_profiler_within_budget() {
   std::uint64_t at = timer_.program_ns();  // frozen at enter_profiler
   std::uint64_t cost = timer_.leave_profiler();
-  next_arm_ns_.store(at + cost * kCostBudgetDivisor, std::memory_order_relaxed);
+  next_arm_ns_.store(budget_.spend(at, cost), std::memory_order_relaxed);
 }
 
 bool LuaSampler::over_budget() const {

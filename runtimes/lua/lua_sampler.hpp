@@ -22,6 +22,7 @@ extern "C" {
 
 #include "scriptprof/allocation_countdown.hpp"
 #include "scriptprof/profile.hpp"
+#include "scriptprof/sampling_budget.hpp"
 #include "pointer_id_map.hpp"
 #include "lua_state_layout.hpp"
 #include "scriptprof/sampling_timer.hpp"
@@ -287,6 +288,7 @@ class LuaSampler {
   std::atomic<std::uint64_t> arms_{0};             // times the handler armed a hook
   std::atomic<std::uint64_t> merged_{0};           // ticks that found a hook already armed
   std::atomic<std::uint64_t> next_arm_ns_{0};      // program time before which sampling is over budget
+  SamplingBudget budget_;                          // sets next_arm_ns_ after each sample
   std::atomic<bool> current_excluded_{false};      // current_ is an excluded process
   std::atomic<std::uint64_t> excluded_ticks_{0};   // ticks while it ran
   std::atomic<std::uint64_t> no_room_{0};          // ticks dropped: a hook had no stack room

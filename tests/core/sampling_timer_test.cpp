@@ -114,6 +114,29 @@ TEST_CASE("the profiler's own time is not program time - so it cannot create tic
   CHECK(g_ticks.load() < 20);
 }
 
+TEST_CASE("program time never runs backwards - signals inside the profiler's work are not excluded twice") {
+  SamplingTimer t;
+  std::string error;
+  // Held from the start, as the Lua binding does while it sets a run up: signals keep coming.
+  REQUIRE(t.start({TimerClock::Cpu, 100'000, true}, count_ticks, nullptr, &error));
+  burn_cpu(0.02);  // ~200 signals, all inside the held stretch
+  CHECK(t.program_ns() == 0);
+  t.leave_profiler();
+  burn_cpu(0.01);
+  std::uint64_t before = t.program_ns();
+  CHECK(before >= 5'000'000u);  // the 10 ms after the release are program time (CPU, noisy)
+  t.enter_profiler();
+  std::uint64_t frozen = t.program_ns();
+  burn_cpu(0.02);
+  CHECK(t.program_ns() == frozen);  // signals in the profiler's work do not move it
+  t.leave_profiler();
+  std::uint64_t after = t.program_ns();
+  t.stop();
+  CHECK(frozen >= before);
+  CHECK(after >= frozen);
+  CHECK(after < frozen + 5'000'000u);
+}
+
 TEST_CASE("start refuses a zero period and a second start - stop is idempotent") {
   SamplingTimer t;
   std::string error;
