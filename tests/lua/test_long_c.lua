@@ -3,12 +3,14 @@
 local profiler = require "profiler"
 local H = dofile("harness.lua")
 
+-- The tables are made before the runs: growing a 200k-entry table is allocation, which the
+-- sanitizer build makes several times slower (table.sort fell to 80% of that build's samples).
+local unsorted, work = {}, {}
+for i = 1, 200000 do unsorted[i], work[i] = (i * 7919) % 200003, 0 end
 local cases = {
   ["string.rep [C]"] = function() for _ = 1, 12 do local s = string.rep("abcd", 6000000) end end,
   ["table.sort [C]"] = function()
-    local t = {}
-    for i = 1, 200000 do t[i] = (i * 7919) % 200003 end
-    for _ = 1, 3 do table.sort(t); for i = 1, #t // 2 do t[i], t[#t - i + 1] = t[#t - i + 1], t[i] end end
+    for _ = 1, 3 do table.move(unsorted, 1, #unsorted, 1, work); table.sort(work) end
   end,
   ["string.gsub [C]"] = function()
     local s = string.rep("hello world ", 400000)
