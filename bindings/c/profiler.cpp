@@ -179,17 +179,18 @@ bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
                            "); take the profile and reset first");
   // Past the checks above, only the system can refuse: the timer, the signal handler, memory.
   if (kind) *kind = Failure::System;
-  TimerSettings timer{options_.clock, options_.period_ns};
+  lua::SamplerSettings settings;  // one set of run settings for both kinds of session
+  settings.clock = options_.clock;
+  settings.period_ns = options_.period_ns;
+  settings.count_calls = options_.count_calls;
+  settings.full_stacks = options_.full_stacks;
+  settings.max_samples = options_.max_samples;
   std::string why;
   if (s->native) {
-    if (!s->native->start(timer, options_.full_stacks, &why)) return fail(error, "start: " + why);
+    RunSettings native_run = settings;
+    native_run.count_calls = false;  // counted calls are Lua's; a native thread has none to count
+    if (!s->native->start(native_run, &why)) return fail(error, "start: " + why);
   } else {
-    lua::SamplerSettings settings;
-    settings.clock = options_.clock;
-    settings.period_ns = options_.period_ns;
-    settings.count_calls = options_.count_calls;
-    settings.full_stacks = options_.full_stacks;
-    settings.max_samples = options_.max_samples;
     settings.native_zones = true;
     bool started = false;
     if (!protected_lua("start", L, [&](lua_State* S) { started = s->sampler->start(S, settings, &why); }, error))

@@ -90,16 +90,11 @@ void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {
       last_caller_id_ = caller;
     }
   }
-  record_call(callee, caller);
+  engine_.record_call(callee, caller);
 }
 
 bool LuaSampler::listed(const void* f) const {
   return count_list_.empty() || std::find(count_list_.begin(), count_list_.end(), f) != count_list_.end();
-}
-
-void LuaSampler::record_call(FunctionId callee, FunctionId caller) {
-  for (int k = 0; k < 3; ++k)
-    if (kind_enabled_[k]) profiles_[k]->add_call(callee, caller);
 }
 
 void LuaSampler::on_free(const void* block) {
@@ -128,12 +123,12 @@ void LuaSampler::count_call_slowly(lua_State* L, const lua_Debug* frame) {
     bool b = false;
     caller_id = cached_id(L, &caller, &b);
   }
-  record_call(callee, caller_id);
+  engine_.record_call(callee, caller_id);
 }
 
 
 void LuaSampler::set_count_list(lua_State* L, int idx) {
-  if (active_) return;
+  if (engine_.active()) return;
   idx = lua_absindex(L, idx);
   count_list_.clear();
   if (lua_isnoneornil(L, idx)) {

@@ -25,9 +25,7 @@ constexpr std::size_t kKeptSourceName = 4096;  // "@file"/"=name" sources up to 
 
 FunctionId LuaSampler::new_function(FunctionInfo info, std::uint32_t chunk, std::uint8_t name_tries,
                                      lua_Integer closure_no) {
-  FunctionId id = profiles_[0]->add_function(info);
-  profiles_[1]->add_function(info);
-  profiles_[2]->add_function(std::move(info));
+  FunctionId id = engine_.add_function(std::move(info));
   fn_chunk_.push_back(chunk);
   name_tries_.push_back(name_tries);
   closure_no_.push_back(closure_no);
@@ -36,7 +34,7 @@ FunctionId LuaSampler::new_function(FunctionInfo info, std::uint32_t chunk, std:
 
 void LuaSampler::rename_function(FunctionId id, const std::string& name) {
   std::string full = closure_no_[id] ? name + " [closure " + std::to_string(closure_no_[id]) + "]" : name;
-  for (auto& p : profiles_) p->functions.rename(id, full);
+  engine_.rename_function(id, full);
 }
 
 
@@ -109,7 +107,7 @@ FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
     if (!closure_no_[first]) {
       closure_no_[first] = ++closures_seen_;
       closure_by_number_.push_back(first);
-      rename_function(first, profiles_[0]->functions.info(first).name);
+      rename_function(first, engine_.profile(SampleKind::Time).functions.info(first).name);
     }
     number = ++closures_seen_;
   }

@@ -45,11 +45,6 @@ void sampler_hook(lua_State* L, lua_Debug* ar) {
 
 namespace {
 
-// Signal context: forwards to the sampler (see LuaSampler::on_tick for why it is safe).
-void tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t program_ns) {
-  static_cast<LuaSampler*>(context)->on_tick(ticks, program_ns);
-}
-
 int event_mask(int event) {
   switch (event) {
     case LUA_HOOKCALL:
@@ -68,12 +63,9 @@ int event_mask(int event) {
 
 // ---- Life cycle ---------------------------------------------------------------------------
 
-LuaSampler::LuaSampler(lua_State* main) : main_(main) {
-  for (auto& p : profiles_) p = std::make_shared<Profile>();
-  profiles_[static_cast<int>(SampleKind::Space)]->clock = ClockKind::Alloc;
+LuaSampler::LuaSampler(lua_State* main) : main_(main), engine_(this) {
   lua_pushlightuserdata(main, this);
   lua_rawsetp(main, LUA_REGISTRYINDEX, &kSamplerKey);
-  frames_.reserve(256);
   g_sampler_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -93,9 +85,8 @@ LuaSampler* LuaSampler::of(lua_State* L) {
 }
 
 void LuaSampler::reset() {
-  if (active_) return;
-  for (auto& p : profiles_) p = std::make_shared<Profile>();
-  profiles_[static_cast<int>(SampleKind::Space)]->clock = ClockKind::Alloc;
+  if (engine_.active()) return;
+  engine_.reset();
   lua_ids_.clear();
   c_ids_.clear();
   chunks_.clear();
@@ -107,51 +98,27 @@ void LuaSampler::reset() {
   closures_seen_ = 0;
   lua_pushnil(main_);
   lua_rawsetp(main_, LUA_REGISTRYINDEX, &kClosuresKey);
-  elapsed_before_ns_ = 0;
-  last_leaf_ = last_space_leaf_ = kNoNode;
-  ran_ = analyzed_ = false;
-  primary_ = SampleKind::Time;
 }
 
 void LuaSampler::adopt(std::shared_ptr<Profile> profile) {
   reset();
-  profiles_[0] = std::move(profile);
-  ran_ = true;
+  engine_.adopt(std::move(profile));
 }
 
-SamplerStatus LuaSampler::status() const {
-  if (active_) return sampling_ ? SamplerStatus::Sampling : SamplerStatus::Suspended;
-  if (!ran_) return SamplerStatus::Inactive;
-  return analyzed_ ? SamplerStatus::Analyzed : SamplerStatus::Saved;
+Capabilities LuaSampler::capabilities() const {
+  Capabilities c;
+  c.runtime = LUA_RELEASE;
+  c.signal_arm = true;    // lua_sethook is documented as safe in a signal handler
+  c.call_events = true;   // call hooks
+  c.alloc_events = true;  // the allocator wrapper
+  c.gc_events = true;     // the __gc sentinel
+  return c;
 }
 
 bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::string* error) {
-  if (active_) {
-    if (error) *error = "the profiler is already active";
-    return false;
-  }
+  if (!engine_.start(settings, settings.count_calls || !count_list_.empty(), error)) return false;
   settings_ = settings;
-  counting_ = settings.count_calls || !count_list_.empty();
-  primary_ = settings.sample_time || !(settings.gc_samples || settings.alloc_bytes) ? SampleKind::Time
-             : settings.gc_samples ? SampleKind::Gc : SampleKind::Space;
-  kind_enabled_[0] = primary_ == SampleKind::Time;
-  kind_enabled_[1] = settings.gc_samples;
-  kind_enabled_[2] = settings.alloc_bytes > 0;
-  const std::uint64_t now_unix_ns = clock_ns(CLOCK_REALTIME);
-  for (int k = 0; k < 3; ++k) {
-    Profile& p = *profiles_[k];
-    if (k != static_cast<int>(SampleKind::Space)) {
-      p.period_ns = settings.period_ns;
-      p.clock = settings.clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall;
-    } else {
-      p.period_ns = settings.alloc_bytes;
-    }
-    p.keep_samples = settings.full_stacks;
-    if (counting_) p.enable_call_counts();
-    if (p.threads.empty()) p.add_thread(0, "main");
-    if (p.start_unix_ns == 0)
-      p.start_unix_ns = now_unix_ns;
-  }
+  counting_ = engine_.counting();
   learn_c_names(L);
   verify_state_layout(L);  // once per process
 
@@ -165,11 +132,6 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
     last_fp_ = last_caller_fp_ = nullptr;
     take_over_hook(L, L);
   }
-  active_ = true;
-  budget_.start();  // a fresh run: one-off costs of its first samples come out of the allowance
-  ran_ = true;
-  analyzed_ = false;
-  limit_hit_ = false;
   install_space_hooks(L);
   if (settings.start_sampling && !resume_sampling(L, error, settings.hold_clock)) {
     stop();
@@ -179,73 +141,23 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
 }
 
 bool LuaSampler::resume_sampling(lua_State* L, std::string* error, bool hold_clock) {
-  if (!active_) {
-    if (error) *error = "the profiler is not started";
-    return false;
+  if (engine_.active() && !engine_.sampling()) {
+    // Before the timer can tick: L runs now (the chain may name a coroutine that has ended
+    // since it was suspended).
+    armed_ = nullptr;
+    pending_c_ = {};
+    if (chain_.empty() || chain_.back() != L) chain_.assign(1, L);
+    current_ = L;
+    update_excluded();
   }
-  if (sampling_) return true;
-  if (profile().health.limit_reached) {
-    if (error) *error = "max_samples (" + std::to_string(settings_.max_samples) + ") was reached";
-    return false;
-  }
-  pending_ = 0;
-  next_arm_ns_ = 0;
-  budget_.rebase();  // the timer restarts program time from 0
-  armed_ = nullptr;
-  pending_c_ = {};
-  // L runs now (the chain may name a coroutine that has ended since it was suspended).
-  if (chain_.empty() || chain_.back() != L) chain_.assign(1, L);
-  current_ = L;
-  update_excluded();
-  TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock};
-  // The timer also measures program time, so it runs even when only gc or space is sampled.
-  if (!timer_.start(ts, tick_trampoline, this, error)) return false;
-  sampling_ = true;
-  return true;
+  return engine_.resume(error, hold_clock);
 }
 
-void LuaSampler::suspend_sampling() {
-  if (!sampling_) return;
-  pending_ += timer_.stop();  // no tick runs after this; ticks completed but undelivered count
-  critical_ = true;
-  disarm(false);
-  critical_ = false;
-  sampling_ = false;
-  std::uint64_t run_ns = timer_.program_ns();
-  Profile& time = *profiles_[0];
-  // Ticks still waiting for a safe point (the end came first, or sampling was over budget) go
-  // to the last stack sampled, the same approximation the budget makes; without one they are
-  // dropped, and said so.
-  if (std::uint64_t left = pending_.exchange(0)) {
-    if (last_leaf_ != kNoNode && !time.health.limit_reached) {
-      std::vector<FunctionId> frames = time.tree.stack(last_leaf_);
-      time.add_sample(current_process(), elapsed_before_ns_ + run_ns, left, frames.data(), frames.size());
-    } else {
-      time.health.dropped += left;
-    }
-  }
-  if (pending_bytes_ && last_space_leaf_ != kNoNode && !profiles_[2]->health.limit_reached) {
-    Profile& space = *profiles_[2];
-    std::vector<FunctionId> frames = space.tree.stack(last_space_leaf_);
-    space.add_sample(current_process(), elapsed_before_ns_ + run_ns, pending_bytes_, frames.data(), frames.size());
-  }
-  pending_bytes_ = 0;
-  pending_gc_ = 0;
-  elapsed_before_ns_ += run_ns;
-  // Time in excluded processes is not the profile's time (Allegro collects nothing there).
-  std::uint64_t excluded = excluded_ticks_.exchange(0);
-  double excluded_s = static_cast<double>(excluded) * static_cast<double>(settings_.period_ns) / 1e9;
-  for (auto& p : profiles_) p->total_seconds += static_cast<double>(run_ns) / 1e9;
-  time.total_seconds = std::max(0.0, time.total_seconds - excluded_s);
-  time.health.excluded += excluded;
-  time.health.signals += timer_.signals();
-  time.health.ticks_merged += merged_.exchange(0);
-  time.health.no_room += no_room_.exchange(0);
-}
+void LuaSampler::suspend_sampling() { engine_.suspend(); }
 
 void LuaSampler::stop() {
-  if (!active_) return;
-  suspend_sampling();
+  if (!engine_.active()) return;
+  engine_.suspend();
   if (counting_) {
     // Threads the program hooked get their hooks back (restore_thread_hooks); the running
     // thread and the main one lose ours now; the others drop it at their next event
@@ -256,14 +168,11 @@ void LuaSampler::stop() {
     restore_thread_hooks(main_);
   }
   remove_space_hooks(main_);
-  active_ = false;  // the GC sentinel sees this and lets itself go
+  engine_.stop();  // inactive: the GC sentinel sees this and lets itself go
 }
 
 void LuaSampler::finish_limit(lua_State* L) {
-  if (!limit_hit_) return;
-  limit_hit_ = false;
-  for (auto& p : profiles_) p->health.limit_reached = true;
-  suspend_sampling();
+  if (!engine_.finish_limit()) return;
   std::string msg = "profiler: max_samples (" + std::to_string(settings_.max_samples) +
                     ") reached; collection stopped";
   lua_warning(L, msg.c_str(), 0);
@@ -278,42 +187,30 @@ void LuaSampler::finish_limit(lua_State* L) {
 // cannot change while the handler runs on that thread. It never allocates and never walks the
 // stack (settraps inside lua_sethook only marks frames).
 
-void LuaSampler::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
-  if (!settings_.sample_time) return;  // the timer only measures time (gc or space runs)
-  if (current_excluded_.load(std::memory_order_relaxed)) {
-    excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed);
-    return;
-  }
-  pending_.fetch_add(ticks, std::memory_order_relaxed);
-  if (critical_.load(std::memory_order_acquire)) return;  // normal code is moving the arm
-  if (program_ns < next_arm_ns_.load(std::memory_order_relaxed)) {
-    merged_.fetch_add(ticks, std::memory_order_relaxed);  // over budget: carried as weight
-    return;
-  }
+ArmResult LuaSampler::arm() {
   lua_State* L = current_.load(std::memory_order_acquire);
-  if (!L) return;
+  if (!L) return ArmResult::Elsewhere;
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (armed == L) {
     if (lua_gethook(L) == sampler_hook && (lua_gethookmask(L) & LUA_MASKCOUNT)) {
-      merged_.fetch_add(ticks, std::memory_order_relaxed);
       // Still pending a whole tick later: a C function runs. It may have filled its stack since
       // the arm; if a hook could now fail for want of slots, the arm is taken back.
       if (!hook_has_room(L)) {
         disarm(false);
-        drop_pending();
+        engine_.drop_pending();
       } else if (!pending_c_.fn) {
         note_c_frame(L);
       }
-      return;
+      return ArmResult::AlreadyArmed;
     }
     // The program replaced our hook (debug.sethook): keep its hook as the one to restore.
   } else if (armed != nullptr) {
-    return;  // armed on another state; it samples when that state runs again
+    return ArmResult::Elsewhere;  // armed on another state; it samples when that state runs again
   }
-  if (!arm(L) && pending_.load(std::memory_order_relaxed) > 0) merged_.fetch_add(ticks, std::memory_order_relaxed);
+  return arm(L) ? ArmResult::Armed : ArmResult::NotNow;
 }
 
-// Signal context, or normal context inside critical_. Arms L's next safe point; false when it
+// Signal context, or normal context inside the engine's critical section. Arms L's next safe point; false when it
 // did not. Ticks wait (stay pending) while a hook runs or the program's count has just
 // restarted; they are dropped and counted when a hook there could not get its stack slots.
 bool LuaSampler::arm(lua_State* L) {
@@ -325,7 +222,7 @@ bool LuaSampler::arm(lua_State* L) {
   const int* countdown = (lua_gethookmask(L) & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
   if (hook_running(L) || (countdown && *countdown == lua_gethookcount(L))) return false;
   if (!hook_has_room(L)) {
-    drop_pending();
+    engine_.drop_pending();
     return false;
   }
   lua_Hook hook = lua_gethook(L);
@@ -346,7 +243,6 @@ bool LuaSampler::arm(lua_State* L) {
   // instead (note_c_frame). The host's own events stay, so its hook still fires.
   int events = saved_.mask & (LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE);
   lua_sethook(L, sampler_hook, LUA_MASKCOUNT | LUA_MASKCALL | events, 1);
-  arms_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
@@ -357,14 +253,9 @@ void LuaSampler::note_c_frame(lua_State* L) {
   pending_c_ = f.c_function && f.c_fn ? PendingCFrame{f.c_fn, f.ci} : PendingCFrame{};
 }
 
-// Signal context, or normal context inside critical_.
-void LuaSampler::drop_pending() {
-  no_room_.fetch_add(pending_.exchange(0, std::memory_order_acq_rel), std::memory_order_relaxed);
-}
-
 // Puts back the hook the armed state had. `fired`: called from the armed hook itself, which
 // restores the program's instruction countdown (restore_countdown); otherwise the countdown
-// the arm found is put back here. Signal context, or normal context inside critical_.
+// the arm found is put back here. Signal context, or normal context inside the engine's critical section.
 void LuaSampler::disarm(bool fired) {
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (!armed) return;
@@ -380,11 +271,11 @@ void LuaSampler::disarm(bool fired) {
 // From the allocator wrapper: a block as big as a stack near LUAI_MAXSTACK. If it is the armed
 // state's stack growing, a hook could now fail for want of slots: take the arm back.
 void LuaSampler::on_stack_block() {
-  if (!sampling_ || !armed_.load(std::memory_order_acquire)) return;
-  bool was_critical = critical_.exchange(true);
+  if (!engine_.sampling() || !armed_.load(std::memory_order_acquire)) return;
+  bool was_critical = engine_.enter_critical();
   disarm(false);
-  drop_pending();
-  critical_ = was_critical;
+  engine_.drop_pending();
+  engine_.leave_critical(was_critical);
 }
 
 // ---- Hook: the safe point -------------------------------------------------------------------
@@ -393,8 +284,8 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   const int event = ar->event;
   const bool was_in_profiler = in_profiler_;
   in_profiler_ = true;  // allocations of our own bookkeeping are not the program's
-  if (counting_ && sampling_ && (event == LUA_HOOKCALL || event == LUA_HOOKTAILCALL) &&
-      !current_excluded_.load(std::memory_order_relaxed)) {
+  if (counting_ && engine_.sampling() && (event == LUA_HOOKCALL || event == LUA_HOOKTAILCALL) &&
+      !engine_.current_excluded()) {
     count_call(L, ar);
     // The next call's hook could fail for want of stack slots: step aside until there is room.
     if (!hook_has_room(L) && armed_.load(std::memory_order_acquire) != L) {
@@ -408,16 +299,16 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
 
   if (armed_.load(std::memory_order_acquire) == L) {
     HostHook host = saved_;
-    timer_.enter_profiler();
+    engine_.enter_sampling();
     // At a call event the callee had not started when the tick came: leave it out. A tail
     // call has replaced the frame that was running: the callee carries on its work.
     take_sample(L, event == LUA_HOOKCALL);
-    critical_ = true;
+    bool was_critical = engine_.enter_critical();
     disarm(true);
-    critical_ = false;
+    engine_.leave_critical(was_critical);
     bool count_due = restore_countdown(L, host, event);
     relift_counting_hook(L);
-    leave_profiler_within_budget();
+    engine_.leave_sampling();
     in_profiler_ = was_in_profiler;
     finish_limit(L);
     // The program's hook gets the events it asked for: this one, unless it is our count event.
@@ -427,7 +318,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     return;
   }
   in_profiler_ = was_in_profiler;
-  if (counting_ && active_) {
+  if (counting_ && engine_.active()) {
     // Our counting hook: pass the events the program's own hook asked for.
     if (program_hooks_) {
       HostHook program = program_hook(L, L);
@@ -439,31 +330,19 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   }
   // A stray hook: copied into a new thread by lua_newthread, or left after the profiler
   // stopped. Put back what the state should have.
-  if (counting_ && active_)
+  if (counting_ && engine_.active())
     install_counting_hook(L, L);
   else
     lua_sethook(L, nullptr, 0, 0);
 }
 
-void LuaSampler::leave_profiler_within_budget() {
-  std::uint64_t at = timer_.program_ns();  // frozen at enter_profiler
-  std::uint64_t cost = timer_.leave_profiler();
-  next_arm_ns_.store(budget_.spend(at, cost), std::memory_order_relaxed);
-}
-
-bool LuaSampler::over_budget() const {
-  return timer_.program_ns() < next_arm_ns_.load(std::memory_order_relaxed);
-}
-
 void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
-  std::uint64_t ticks = pending_.exchange(0, std::memory_order_acq_rel);
-  std::uint64_t bytes = pending_bytes_;
-  pending_bytes_ = 0;
+  auto [ticks, bytes] = engine_.take_pending();
   PendingCFrame c = pending_c_;
   pending_c_ = {};
   if (ticks == 0 && bytes == 0) return;
-  if (current_excluded_.load(std::memory_order_relaxed) && L == current_.load(std::memory_order_relaxed)) {
-    excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed);  // armed before the exclusion
+  if (engine_.current_excluded() && L == current_.load(std::memory_order_relaxed)) {
+    engine_.exclude_ticks(ticks);  // armed before the exclusion
     return;
   }
   seek_ci_ = c.fn ? c.ci : nullptr;
@@ -474,8 +353,8 @@ void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
   // The C function the tick found has returned (else the walk met its frame): it is the leaf.
   if (c.fn && !seen_ci_) append_c_frame(c.fn);
   seek_ci_ = nullptr;
-  if (ticks) last_leaf_ = record(SampleKind::Time, ticks);
-  if (bytes) last_space_leaf_ = record(SampleKind::Space, bytes);
+  if (ticks) record(SampleKind::Time, ticks);
+  if (bytes) record(SampleKind::Space, bytes);
 }
 
 void LuaSampler::append_c_frame(const void* fn) {
@@ -488,22 +367,18 @@ void LuaSampler::append_c_frame(const void* fn) {
   lines_.push_back(0);
 }
 
-std::uint64_t LuaSampler::profile_time() const {
-  return elapsed_before_ns_ + (sampling_ ? timer_.program_ns() : 0);
-}
-
 std::uint32_t LuaSampler::current_process() {
   if (!settings_.native_zones) return 0;
   const native::Fiber& f = *native::current_fiber();
   if (std::find(processes_.begin(), processes_.end(), f.process) == processes_.end()) {
     processes_.push_back(f.process);
-    for (auto& p : profiles_) p->add_thread(f.process, f.name, native::host_thread_of(f));
+    for (SampleKind k : {SampleKind::Time, SampleKind::Gc, SampleKind::Space})
+      engine_.profile(k).add_thread(f.process, f.name, native::host_thread_of(f));
   }
   return f.process;
 }
 
 NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight) {
-  Profile& p = *profiles_[static_cast<int>(kind)];
   std::uint32_t process = current_process();
   if (settings_.native_zones && native::current_fiber()->depth > 0) {
     // The zones open on this fiber enclose the Lua stack: they are its outer frames.
@@ -513,9 +388,7 @@ NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight) {
     frames_.insert(frames_.begin(), zones.begin(), zones.end());
     lines_.insert(lines_.begin(), zones.size(), 0);
   }
-  NodeId leaf = p.add_sample(process, profile_time(), weight, frames_.data(), frames_.size(), lines_.data());
-  if (++p.health.samples_taken >= settings_.max_samples && settings_.max_samples) limit_hit_ = true;
-  return leaf;
+  return engine_.record(kind, weight, process);
 }
 
 std::uint32_t LuaSampler::chain_index(lua_State* L) const {
@@ -612,7 +485,7 @@ void LuaSampler::set_process_profiled(lua_State* L, lua_State* thread, bool prof
 
 void LuaSampler::update_excluded() {
   lua_State* L = current_.load(std::memory_order_acquire);
-  current_excluded_.store(L && !excluded_.empty() && excluded_.count(L) > 0, std::memory_order_relaxed);
+  engine_.set_current_excluded(L && !excluded_.empty() && excluded_.count(L) > 0);
 }
 
 // ---- Coroutines -----------------------------------------------------------------------------
@@ -621,17 +494,17 @@ void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
   if (chain_.empty() || chain_.back() != from) chain_.assign(1, from);
   chain_.push_back(co);
   // Hooked from C, or before the run: counted from now on (Lua work, before the critical part).
-  if (active_ && counting_ && lua_gethook(co) != sampler_hook && !lifted(from, co)) take_over_hook(from, co);
-  critical_ = true;
+  if (engine_.active() && counting_ && lua_gethook(co) != sampler_hook && !lifted(from, co)) take_over_hook(from, co);
+  bool was_critical = engine_.enter_critical();
   current_.store(co, std::memory_order_release);
   update_excluded();
-  if (active_) {
+  if (engine_.active()) {
     // A pending sample belongs to whatever runs next: move the arm into the coroutine.
     if (armed_.load() == from) disarm(false);
     // An excluded coroutine takes no sample: pending ticks wait for the resumer's next one.
-    if (pending_.load() > 0 && !current_excluded_.load()) arm(co);
+    if (engine_.pending_ticks() > 0 && !engine_.current_excluded()) arm(co);
   }
-  critical_ = false;
+  engine_.leave_critical(was_critical);
 }
 
 void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
@@ -641,26 +514,26 @@ void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
     chain_.assign(1, from);
   }
   if (chain_.empty()) chain_.push_back(from);
-  critical_ = true;
+  bool was_critical = engine_.enter_critical();
   current_.store(from, std::memory_order_release);
   update_excluded();
-  if (active_ && armed_.load() == co) {
+  if (engine_.active() && armed_.load() == co) {
     disarm(false);
-    if (pending_.load() > 0) arm(from);
+    if (engine_.pending_ticks() > 0) arm(from);
   }
-  critical_ = false;
+  engine_.leave_critical(was_critical);
 }
 
 // ---- Embedded in a native host -------------------------------------------------------------
 
 void LuaSampler::sample_now() {
-  if (!sampling_ || in_profiler_ || pending_.load(std::memory_order_relaxed) == 0) return;
+  if (!engine_.sampling() || in_profiler_ || engine_.pending_ticks() == 0) return;
   in_profiler_ = true;
-  timer_.enter_profiler();
-  critical_ = true;
+  engine_.enter_sampling();
+  bool was_critical = engine_.enter_critical();
   disarm(false);
-  critical_ = false;
-  std::uint64_t ticks = pending_.exchange(0, std::memory_order_acq_rel);
+  engine_.leave_critical(was_critical);
+  std::uint64_t ticks = engine_.take_ticks();
   // Lua runs here if the running state is inside a call (the host called into Lua, and Lua
   // into the host function that is changing zones); otherwise only native code ran.
   lua_State* L = current_.load(std::memory_order_relaxed);
@@ -668,39 +541,39 @@ void LuaSampler::sample_now() {
   frames_.clear();
   lines_.clear();
   if (L && lua_status(L) == LUA_OK && lua_getstack(L, 0, &ar)) walk_sample(L, 0);
-  if (current_excluded_.load(std::memory_order_relaxed))
-    excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed);
+  if (engine_.current_excluded())
+    engine_.exclude_ticks(ticks);
   else if (ticks)
-    last_leaf_ = record(SampleKind::Time, ticks);
-  leave_profiler_within_budget();
+    record(SampleKind::Time, ticks);
+  engine_.leave_sampling();
   in_profiler_ = false;
   finish_limit(L ? L : main_);
 }
 
 void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {
-  critical_ = true;
+  bool was_critical = engine_.enter_critical();
   disarm(false);
-  critical_ = false;
+  engine_.leave_critical(was_critical);
   from->saved_chain.assign(chain_.begin(), chain_.end());
   chain_.clear();
   for (void* s : to->saved_chain) chain_.push_back(static_cast<lua_State*>(s));
   if (chain_.empty() && to->script) chain_.push_back(static_cast<lua_State*>(to->script));
   // A fiber that runs no Lua of this universe: ticks wait for its zones (sample_now).
   lua_State* running = chain_.empty() ? nullptr : chain_.back();
-  if (running && active_ && counting_ && lua_gethook(running) != sampler_hook && !lifted(running, running))
+  if (running && engine_.active() && counting_ && lua_gethook(running) != sampler_hook && !lifted(running, running))
     take_over_hook(running, running);
-  critical_ = true;
+  was_critical = engine_.enter_critical();
   current_.store(running, std::memory_order_release);
   update_excluded();
-  if (running && sampling_ && pending_.load() > 0 && !current_excluded_.load()) arm(running);
-  critical_ = false;
+  if (running && engine_.sampling() && engine_.pending_ticks() > 0 && !engine_.current_excluded()) arm(running);
+  engine_.leave_critical(was_critical);
 }
 
 void LuaSampler::mark_frame() {
-  if (!active_) return;  // no run, no frames
+  if (!engine_.active()) return;  // no run, no frames
   sample_now();  // the ticks so far belong to the frame that ends
   Profile& p = profile();
-  p.frame_marks.push_back({current_process(), profile_time()});
+  p.frame_marks.push_back({current_process(), engine_.profile_time()});
 }
 
 }  // namespace scriptprof::lua

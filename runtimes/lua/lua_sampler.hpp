@@ -20,39 +20,24 @@ extern "C" {
 #include <unordered_set>
 #include <vector>
 
-#include "scriptprof/allocation_countdown.hpp"
 #include "scriptprof/profile.hpp"
-#include "scriptprof/sampling_budget.hpp"
+#include "scriptprof/sampler_engine.hpp"
 #include "pointer_id_map.hpp"
 #include "lua_state_layout.hpp"
-#include "scriptprof/sampling_timer.hpp"
 #include "zones.hpp"
 
 namespace scriptprof::lua {
 
-struct SamplerSettings {
-  TimerClock clock = TimerClock::Cpu;
-  std::uint64_t period_ns = 10'000'000;  // 100 Hz
-  bool sample_time = true;               // the timer samples stacks (off: gc or space only)
-  bool count_calls = false;              // exact calls through a call hook (costs time)
-  bool full_stacks = false;              // keep every sample (timeline), not only the tree
-  bool gc_samples = false;               // a stack sample after every GC cycle (statprof's gcprof)
-  std::uint64_t alloc_bytes = 0;         // mean bytes between allocation samples (0: off)
-  std::uint64_t max_samples = 100'000;   // stacks per profile before collection stops (0: no bound)
+// The engine's run settings, and what only the Lua adapter reads.
+struct SamplerSettings : RunSettings {
   bool interpret_closures = false;       // closures of one prototype stay apart
-  bool start_sampling = true;            // false: started but suspended (Allegro's start-sampling-p)
-  bool hold_clock = false;               // program time waits for release_program_clock(): the
-                                         // caller calls the profiled function after more setup
   bool native_zones = false;             // embedded: the running fiber's zones are every sample's
                                          // outer frames, and each fiber is a process
   bool keep_chunk_text = false;          // keep each chunk's text for annotation (source_of)
 };
 
-// The three profiles one run can fill at once.
-enum class SampleKind : std::uint8_t { Time, Gc, Space };
-
-// Allegro's profiler-status.
-enum class SamplerStatus : std::uint8_t { Inactive, Suspended, Sampling, Saved, Analyzed };
+using SampleKind = scriptprof::SampleKind;
+using SamplerStatus = scriptprof::RunStatus;
 
 // The host hook a state had before the sampler armed its own.
 struct HostHook {
@@ -69,7 +54,7 @@ inline HostHook hook_of(lua_State* L) { return {lua_gethook(L), lua_gethookmask(
 // the sampler of L's universe and calls on_hook, or removes itself when there is none.
 void sampler_hook(lua_State* L, lua_Debug* ar);
 
-class LuaSampler {
+class LuaSampler final : private RuntimeAdapter {
  public:
   // One sampler per Lua universe; `main` is its main thread.
   explicit LuaSampler(lua_State* main);
@@ -90,23 +75,21 @@ class LuaSampler {
   bool resume_sampling(lua_State* L, std::string* error, bool hold_clock = false);
   void suspend_sampling();
   // The profiled code starts now: program time runs from here after a held start. Idempotent.
-  void release_program_clock() { timer_.leave_profiler(); }
-  bool active() const { return active_; }
-  bool sampling() const { return sampling_; }
-  SamplerStatus status() const;
+  void release_program_clock() { engine_.release_clock(); }
+  bool active() const { return engine_.active(); }
+  bool sampling() const { return engine_.sampling(); }
+  SamplerStatus status() const { return engine_.status(); }
   // A report was made from the last run (status "analyzed").
-  void mark_analyzed() { analyzed_ = !active_ && ran_; }
+  void mark_analyzed() { engine_.mark_analyzed(); }
   // Profiled seconds over every run since the last reset, the current one included.
-  double accumulated_seconds() const {
-    return profiles_[0]->total_seconds + (sampling_ ? static_cast<double>(timer_.program_ns()) / 1e9 : 0.0);
-  }
+  double accumulated_seconds() const { return engine_.accumulated_seconds(); }
 
   // The profile of the last run that the reports show by default: time, or else gc or space
   // when only those were asked for. Its time accumulates over start/stop pairs.
-  Profile& profile() { return *profiles_[static_cast<int>(primary_)]; }
-  Profile& profile(SampleKind kind) { return *profiles_[static_cast<int>(kind)]; }
-  std::shared_ptr<Profile> shared_profile(SampleKind kind) { return profiles_[static_cast<int>(kind)]; }
-  SampleKind primary_kind() const { return primary_; }
+  Profile& profile() { return engine_.profile(); }
+  Profile& profile(SampleKind kind) { return engine_.profile(kind); }
+  std::shared_ptr<Profile> shared_profile(SampleKind kind) { return engine_.shared_profile(kind); }
+  SampleKind primary_kind() const { return engine_.primary_kind(); }
   // Starts fresh profiles (drops samples and the function caches). Not while active.
   void reset();
   // Makes `profile` (e.g. read from a file) the last run, for reports and writers.
@@ -175,8 +158,7 @@ class LuaSampler {
   // The sampler of L's universe, or nullptr.
   static LuaSampler* of(lua_State* L);
 
-  // ---- internal entry points (hook, timer, allocator and finalizer callbacks) ----
-  void on_tick(std::uint64_t ticks, std::uint64_t program_ns);  // signal context
+  // ---- internal entry points (hook, allocator and finalizer callbacks) ----
   // Lua's hook. `ar` is the program's too (its own hook gets it next): never written here.
   void on_hook(lua_State* L, lua_Debug* ar);
   void on_stack_block();                // from the allocator wrapper: a huge block
@@ -214,10 +196,13 @@ class LuaSampler {
     const void* ci = nullptr;      // its CallInfo
   };
 
+  // The adapter contract (RuntimeAdapter): the engine's tick arms the running state.
+  Capabilities capabilities() const override;
+  ArmResult arm() override;                        // signal context
+  void disarm() override { disarm(false); }        // critical context
   bool arm(lua_State* L);                          // signal or critical context
   void disarm(bool fired);                         // signal or critical context
   void note_c_frame(lua_State* L);                 // signal or critical context
-  void drop_pending();                             // signal or critical context: no room
   void take_sample(lua_State* L, bool skip_leaf);
   void append_c_frame(const void* fn);
   bool restore_countdown(lua_State* L, const HostHook& host, int event);
@@ -228,13 +213,9 @@ class LuaSampler {
   void lift_counting_hook(lua_State* L);
   bool lifted(lua_State* L, lua_State* thread);
   void relift_counting_hook(lua_State* L);
-  // The sampling budget: after the profiler's own work (begun with timer_.enter_profiler),
-  // the next sample waits in proportion to what this one cost.
-  void leave_profiler_within_budget();
-  bool over_budget() const;
   void install_counting_hook(lua_State* L, lua_State* thread);
   void take_over_hook(lua_State* L, lua_State* thread);
-  // Records the walked frames_ into one profile; returns its leaf.
+  // Records the walked frames_ into one profile (under the zones open, when embedded).
   NodeId record(SampleKind kind, std::uint64_t weight);
   // A function in every profile (same id), with its per-id bookkeeping: the chunk of a Lua
   // function, how many call sites may still name it, its closure number.
@@ -249,7 +230,6 @@ class LuaSampler {
   void count_call(lua_State* L, const lua_Debug* ar);
   void count_call_slowly(lua_State* L, const lua_Debug* ar);
   bool listed(const void* f) const;                 // in the count list (or no list)
-  void record_call(FunctionId callee, FunctionId caller);  // into every profile of the run
   FunctionId cached_id(lua_State* L, lua_Debug* ar, bool* boundary);
   void reset_id_cache(lua_State* L);
   void walk_sample(lua_State* L, int first_level);  // frames_ and lines_, root first
@@ -263,44 +243,23 @@ class LuaSampler {
   void learn_c_names(lua_State* L);
   std::uint32_t chain_index(lua_State* L) const;
   std::uint32_t current_process();                  // fills the profiles' thread list as needed
-  std::uint64_t profile_time() const;               // program time of the run, as samples carry
 
   lua_State* main_;                                // main thread of the universe
-  std::shared_ptr<Profile> profiles_[3];           // by SampleKind
-  SampleKind primary_ = SampleKind::Time;
-  bool kind_enabled_[3] = {true, false, false};   // which profiles this run fills
-  SamplingTimer timer_;
+  SamplerEngine engine_;                           // run state, ticks, budget, profiles
   SamplerSettings settings_;
-  bool active_ = false;                            // between start and stop
-  bool sampling_ = false;                          // active and not suspended
   bool counting_ = false;
-  bool ran_ = false;                               // a run happened since the last reset
-  bool analyzed_ = false;
-  bool limit_hit_ = false;                         // max_samples reached, suspension pending
   bool in_profiler_ = false;                       // the profiler's own work: not sampled
 
   // Shared with the signal handler (lock-free atomics only).
   std::atomic<lua_State*> current_{nullptr};       // the state running Lua code now
   std::atomic<lua_State*> armed_{nullptr};         // state whose hook we replaced, or null
-  std::atomic<std::uint64_t> pending_{0};          // ticks not yet turned into a sample
-  std::atomic<bool> critical_{false};              // normal code is moving the arm: hands off
   HostHook saved_;                                 // armed_'s own hook, restored after the sample
-  std::atomic<std::uint64_t> arms_{0};             // times the handler armed a hook
-  std::atomic<std::uint64_t> merged_{0};           // ticks that found a hook already armed
-  std::atomic<std::uint64_t> next_arm_ns_{0};      // program time before which sampling is over budget
-  SamplingBudget budget_;                          // sets next_arm_ns_ after each sample
-  std::atomic<bool> current_excluded_{false};      // current_ is an excluded process
-  std::atomic<std::uint64_t> excluded_ticks_{0};   // ticks while it ran
-  std::atomic<std::uint64_t> no_room_{0};          // ticks dropped: a hook had no stack room
   PendingCFrame pending_c_;                        // written before armed_ is published
   const void* seek_ci_ = nullptr;                  // a walk looks for this CallInfo...
   bool seen_ci_ = false;                           // ...and says whether it met it
 
-  std::uint64_t pending_bytes_ = 0;                // allocation weight awaiting its sample
-  std::uint64_t pending_gc_ = 0;                   // GC cycles awaiting their sample
   lua_Alloc host_alloc_ = nullptr;                 // the allocator we wrap (null: not wrapped)
   void* host_alloc_ud_ = nullptr;
-  AllocationCountdown countdown_;                  // where allocation samples fall
   std::vector<const void*> count_list_;            // functions to count (empty: all)
   PointerIdMap fn_ids_;                            // call counting: function object -> id
   const void* last_fp_ = nullptr;                  // the last callee and its id (freed: reset)
@@ -311,7 +270,7 @@ class LuaSampler {
   lua_Integer closures_seen_ = 0;                  // interpret_closures numbering
   std::vector<lua_Integer> closure_no_;            // per FunctionId: its closure number, or 0
   std::vector<FunctionId> closure_by_number_;      // closure n is closure_by_number_[n - 1]
-  std::vector<int> lines_;                         // scratch: current line per frame of frames_
+  std::vector<int>& lines_ = engine_.lines();      // the engine's sink: current line per frame
   int line_ = 0;                                   // current line of the frame intern() saw last
 
   std::vector<lua_State*> chain_;                  // resumer chain: chain_[i] resumed chain_[i+1]
@@ -319,7 +278,6 @@ class LuaSampler {
   std::unordered_set<void*> own_;                  // other profiler C functions
   bool program_hooks_ = false;                     // counting: some thread has a program hook
   bool lifted_ = false;                            // counting: some thread's hook is lifted
-  std::uint64_t elapsed_before_ns_ = 0;            // program time of earlier start/stop pairs
   std::unordered_map<LuaKey, FunctionId, LuaKeyHash> lua_ids_;
   std::unordered_map<void*, FunctionId> c_ids_;
   std::unordered_map<void*, std::string> c_names_; // "string.rep" for library C functions
@@ -338,12 +296,10 @@ class LuaSampler {
   std::unordered_map<const void*, std::uint32_t> chunk_index_;  // source address -> latest chunk
   std::vector<std::uint32_t> fn_chunk_;            // per FunctionId: its chunk, or UINT32_MAX
   std::vector<std::uint8_t> name_tries_;           // per FunctionId: attempts left to find a name
-  std::vector<FunctionId> frames_;                 // scratch: one walk, leaf first
+  std::vector<FunctionId>& frames_ = engine_.frames();  // the engine's sink: one walk
   std::vector<std::pair<void (*)(void*), void*>> destroy_listeners_;
   std::vector<FunctionId> zone_ids_;               // native zone -> its function
   std::vector<std::uint32_t> processes_;           // processes the profiles have named
-  NodeId last_leaf_ = kNoNode;                     // leaf of the latest time sample
-  NodeId last_space_leaf_ = kNoNode;               // leaf of the latest space sample
 };
 
 }  // namespace scriptprof::lua

@@ -4,7 +4,6 @@
 // being grown, a table being resized), where walking frames or pushing values is not safe.
 #include "lua_sampler.hpp"
 
-#include <ctime>
 
 namespace scriptprof::lua {
 
@@ -41,8 +40,6 @@ int gc_sentinel_finalizer(lua_State* L) {
 void LuaSampler::install_space_hooks(lua_State* L) {
   // Always wrapped while a run is active: call counting watches frees to keep function
   // identities exact, and every arm must hear of a stack growing near its limit.
-  countdown_ = AllocationCountdown(settings_.alloc_bytes, clock_ns(CLOCK_MONOTONIC) ^ reinterpret_cast<std::uintptr_t>(this));
-  pending_bytes_ = 0;
   host_alloc_ = lua_getallocf(L, &host_alloc_ud_);
   lua_setallocf(L, sampling_alloc, this);
   if (settings_.gc_samples) {
@@ -63,20 +60,14 @@ void LuaSampler::remove_space_hooks(lua_State* L) {
 }
 
 void LuaSampler::on_alloc(std::size_t bytes) {
-  if (!settings_.alloc_bytes || !sampling_ || in_profiler_ || current_excluded_.load(std::memory_order_relaxed)) return;
-  std::uint64_t weight = countdown_.allocate(bytes);
-  if (weight == 0) return;
-  pending_bytes_ += weight;
+  if (in_profiler_ || !engine_.on_alloc(bytes)) return;  // no sample due, or over budget
   lua_State* L = current_.load(std::memory_order_acquire);
   if (!L) return;
-  // Over the sampling budget (deep stacks make walks slow, and growing a deep stack allocates
-  // all the time): the bytes wait for the next sample point, which carries them.
-  if (over_budget()) return;
   // Arm the next safe point, as a tick does; the signal handler keeps off meanwhile. If a hook
   // is already armed, its sample carries these bytes too.
-  bool was_critical = critical_.exchange(true);
+  bool was_critical = engine_.enter_critical();
   if (armed_.load(std::memory_order_acquire) == nullptr) arm(L);
-  critical_ = was_critical;
+  engine_.leave_critical(was_critical);
 }
 
 // A fresh, unreferenced userdata whose finalizer runs at the end of the next cycle that
@@ -96,17 +87,16 @@ void LuaSampler::new_gc_sentinel(lua_State* L) {
 }
 
 void LuaSampler::on_gc_cycle(lua_State* L) {
-  if (!active_ || !settings_.gc_samples) return;  // the run is over: the sentinel lets go
-  if (sampling_ && !in_profiler_ && !current_excluded_.load(std::memory_order_relaxed)) {
-    ++pending_gc_;
+  if (!engine_.active() || !settings_.gc_samples) return;  // the run is over: the sentinel lets go
+  if (engine_.sampling() && !in_profiler_ && !engine_.current_excluded()) {
+    engine_.add_gc_cycle();
     // Over the sampling budget, the cycle is carried by the next sample, as ticks are.
-    if (!over_budget()) {
+    if (!engine_.over_budget()) {
       in_profiler_ = true;
-      timer_.enter_profiler();
+      engine_.enter_sampling();
       walk_sample(L, 0);  // the finalizer is one of our own functions: not a frame
-      record(SampleKind::Gc, pending_gc_);
-      pending_gc_ = 0;
-      leave_profiler_within_budget();
+      record(SampleKind::Gc, engine_.take_gc_cycles());
+      engine_.leave_sampling();
       in_profiler_ = false;
     }
   }

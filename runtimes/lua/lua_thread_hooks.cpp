@@ -66,9 +66,9 @@ HostHook LuaSampler::program_hook(lua_State* L, lua_State* thread) {
 // Our counting hook on `thread`, carrying the events and the count of the program's hook there.
 void LuaSampler::install_counting_hook(lua_State* L, lua_State* thread) {
   HostHook program = program_hook(L, thread);
-  bool was_critical = critical_.exchange(true);  // the signal handler keeps off meanwhile
+  bool was_critical = engine_.enter_critical();  // the signal handler keeps off meanwhile
   lua_sethook(thread, sampler_hook, LUA_MASKCALL | program.mask, program.count);
-  critical_ = was_critical;
+  engine_.leave_critical(was_critical);
 }
 
 // Our counting hook on `thread`; a hook the program had set there is kept under ours.
@@ -113,9 +113,9 @@ void LuaSampler::lift_counting_hook(lua_State* L) {
   record->lifted = true;
   lifted_ = true;
   profile().health.counting_lifts += 1;
-  bool was_critical = critical_.exchange(true);
+  bool was_critical = engine_.enter_critical();
   lua_sethook(L, record->program.hook, record->program.mask, record->program.count);
-  critical_ = was_critical;
+  engine_.leave_critical(was_critical);
 }
 
 bool LuaSampler::lifted(lua_State* L, lua_State* thread) {
@@ -125,7 +125,7 @@ bool LuaSampler::lifted(lua_State* L, lua_State* thread) {
 }
 
 void LuaSampler::relift_counting_hook(lua_State* L) {
-  if (!lifted_ || !counting_ || !active_ || !hook_has_room(L)) return;
+  if (!lifted_ || !counting_ || !engine_.active() || !hook_has_room(L)) return;
   ThreadRecord* record = thread_record(L, L, false);
   if (!record || !record->lifted) return;
   record->lifted = false;
@@ -135,31 +135,31 @@ void LuaSampler::relift_counting_hook(lua_State* L) {
 void LuaSampler::set_program_hook(lua_State* L, lua_State* L1, lua_Hook hook, int mask, int count) {
   // Lua work (which may allocate, or raise on memory) comes before the critical section.
   ThreadRecord* record = nullptr;
-  if (active_ && counting_) {
+  if (engine_.active() && counting_) {
     record = thread_record(L, L1, hook != nullptr);
     if (record) record->program = hook ? HostHook{hook, mask, count} : HostHook{};
     if (hook) program_hooks_ = true;
   }
-  critical_ = true;
+  bool was_critical = engine_.enter_critical();
   bool was_armed = armed_.load() == L1;
   if (was_armed) disarm(false);
-  if (active_ && counting_ && !(record && record->lifted)) {
+  if (engine_.active() && counting_ && !(record && record->lifted)) {
     HostHook program = record ? record->program : HostHook{};
     lua_sethook(L1, sampler_hook, LUA_MASKCALL | program.mask, program.count);
   } else {
     lua_sethook(L1, hook, mask, count);
   }
   // A sample still pending stays armed, over the new hook.
-  if (was_armed && active_ && pending_.load() > 0) arm(L1);
-  critical_ = false;
+  if (was_armed && engine_.active() && engine_.pending_ticks() > 0) arm(L1);
+  engine_.leave_critical(was_critical);
 }
 
 HostHook LuaSampler::program_visible_hook(lua_State* L, lua_State* L1) {
   HostHook recorded = program_hook(L, L1);
-  critical_ = true;
+  bool was_critical = engine_.enter_critical();
   HostHook h = hook_of(L1);
   if (h.hook == sampler_hook && armed_.load() == L1) h = saved_;
-  critical_ = false;
+  engine_.leave_critical(was_critical);
   if (h.hook == sampler_hook) h = recorded;
   return h;
 }
@@ -168,7 +168,7 @@ HostHook LuaSampler::program_visible_hook(lua_State* L, lua_State* L1) {
 // the new thread gets what it would have had without the profiler (under ours when counting).
 void LuaSampler::fix_inherited_hook(lua_State* creator, lua_State* created) {
   HostHook visible = program_visible_hook(creator, creator);
-  if (counting_ && active_) {
+  if (counting_ && engine_.active()) {
     if (visible.hook) {
       if (ThreadRecord* record = thread_record(creator, created, true)) {
         record->program = visible;

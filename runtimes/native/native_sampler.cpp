@@ -9,64 +9,58 @@ void listener_frame(void* context) { static_cast<NativeSampler*>(context)->mark_
 
 }  // namespace
 
-NativeSampler::NativeSampler() : profile_(std::make_shared<Profile>()) {}
+NativeSampler::NativeSampler() = default;
 
-// Signal context. Async-signal-safe: two lock-free atomic operations, nothing else.
-void NativeSampler::on_tick(void* context, std::uint64_t ticks, std::uint64_t program_ns) {
-  auto* self = static_cast<NativeSampler*>(context);
-  if (self->pending_.fetch_add(ticks, std::memory_order_acq_rel) == 0)
-    self->first_pending_ns_.store(program_ns, std::memory_order_relaxed);
+Capabilities NativeSampler::capabilities() const {
+  Capabilities c;
+  c.runtime = "native code";
+  return c;  // polled at zone changes; no call, allocation or GC events
 }
 
-bool NativeSampler::start(const TimerSettings& settings, bool full_stacks, std::string* error) {
-  if (timer_.running()) return true;
-  Profile& p = *profile_;
-  p.period_ns = settings.period_ns;
-  p.clock = settings.clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall;
-  p.keep_samples = full_stacks;
-  pending_ = 0;
+bool NativeSampler::start(const RunSettings& settings, std::string* error) {
+  if (engine_.sampling()) return true;
   ThreadListener listener;
   listener.before_change = listener_before_change;
   listener.frame = listener_frame;
   listener.context = this;
+  if (!engine_.active() && !engine_.start(settings, false, error)) return false;
   set_thread_listener(&listener);
-  if (!timer_.start(settings, on_tick, this, error)) {
+  if (!engine_.resume(error, false)) {
     set_thread_listener(nullptr);
+    engine_.stop();
     return false;
   }
   return true;
 }
 
 void NativeSampler::stop() {
-  if (!timer_.running()) return;
-  std::uint64_t left = timer_.stop();  // no tick runs after this
-  pending_.fetch_add(left);
-  sample_now();
+  if (!engine_.active()) return;  // (still active after max_samples suspended the collection)
+  sample_now();  // the ticks so far belong to the zones open now
   set_thread_listener(nullptr);
-  std::uint64_t run_ns = timer_.program_ns();
-  elapsed_before_ns_ += run_ns;
-  profile_->total_seconds += static_cast<double>(run_ns) / 1e9;
-  profile_->health.signals += timer_.signals();
+  engine_.stop();
 }
 
 void NativeSampler::sample_now() {
-  std::uint64_t ticks = pending_.exchange(0, std::memory_order_acq_rel);
-  if (ticks == 0) return;
-  Profile& p = *profile_;
+  if (!engine_.sampling() || engine_.pending_ticks() == 0) return;
+  engine_.enter_sampling();
+  std::uint64_t at = engine_.pending_since_ns();
+  std::uint64_t ticks = engine_.take_ticks();
+  Profile& p = engine_.profile(SampleKind::Time);
   const Fiber& f = *current_fiber();
   if (p.threads.empty() || p.threads.back().id != f.process)  // add_thread skips known ids
     p.add_thread(f.process, f.name, host_thread_of(f));
-  frames_.clear();
-  append_zone_frames(f, &zone_ids_, [&](FunctionInfo info) { return p.add_function(std::move(info)); }, &frames_);
-  std::uint64_t t = elapsed_before_ns_ + first_pending_ns_.load(std::memory_order_relaxed);
-  p.add_sample(f.process, t, ticks, frames_.data(), frames_.size());
-  ++p.health.samples_taken;
+  std::vector<FunctionId>& frames = engine_.frames();
+  frames.clear();
+  engine_.lines().clear();
+  append_zone_frames(f, &zone_ids_, [&](FunctionInfo info) { return engine_.add_function(std::move(info)); }, &frames);
+  engine_.record(SampleKind::Time, ticks, f.process, at);
+  engine_.leave_sampling();
+  engine_.finish_limit();  // max_samples: collection stops (the profile says limit_reached)
 }
 
 void NativeSampler::mark_frame() {
   sample_now();  // the ticks so far belong to the frame that ends
-  std::uint64_t t = elapsed_before_ns_ + (timer_.running() ? timer_.program_ns() : 0);
-  profile_->frame_marks.push_back({current_fiber()->process, t});
+  engine_.profile(SampleKind::Time).frame_marks.push_back({current_fiber()->process, engine_.profile_time()});
 }
 
 }  // namespace scriptprof::native

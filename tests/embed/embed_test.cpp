@@ -221,6 +221,32 @@ TEST_CASE("native work is sampled as its zones: on a native-only thread and outs
   lua_close(L);
 }
 
+TEST_CASE("max_samples holds for a native-only thread as for Lua: one engine, one limit") {
+  scriptprof_options o;
+  scriptprof_options_init(&o);
+  o.hz = 1000;
+  o.max_samples = 5;
+  scriptprof_profiler* p = nullptr;
+  REQUIRE(scriptprof_create(&o, &p) == SCRIPTPROF_OK);
+  std::thread native([&] {
+    REQUIRE(scriptprof_start(p, nullptr) == SCRIPTPROF_OK);
+    uint32_t step = scriptprof_zone_id("step");
+    for (int i = 0; i < 40; ++i) {  // ~40 samples' worth of zone changes at 1 kHz
+      scriptprof_zone_begin(step);
+      spin_native(0.003);
+      scriptprof_zone_end(step);
+    }
+    REQUIRE(scriptprof_stop(p, nullptr) == SCRIPTPROF_OK);
+  });
+  native.join();
+  scriptprof_profile* prof = take_checked(p);
+  const scriptprof::Profile& pr = core(prof);
+  CHECK(pr.health.samples_taken == 5);
+  CHECK(pr.health.limit_reached);
+  scriptprof_profile_free(prof);
+  REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
+}
+
 TEST_CASE("threads with their own states: every sample lands on its own thread's process") {
   constexpr int kThreads = 3;
   scriptprof_profiler* p = new_profiler(1000, true);

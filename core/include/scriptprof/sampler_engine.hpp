@@ -1,0 +1,222 @@
+// The engine: everything about a profiling run that is the same for every interpreter.
+//
+// It owns the run's state machine (start, suspend, resume, stop), the timer and the ticks it
+// counts, the sampling budget, health, max_samples, and the profiles by sample kind with their
+// function identities and call counts. An adapter (runtimes/X) owns only what touches its
+// interpreter: arming a sample at the next safe point, walking the stack, its hooks, allocator
+// and GC. Data flows one way: timer -> engine.on_tick -> adapter.arm -> (safe point) adapter
+// walks into frames() -> engine.record -> profile.
+//
+// Threading: one engine samples one OS thread. on_tick runs in signal context on that thread;
+// everything else is normal context on it. The engine's signal-side state is lock-free atomics.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "scriptprof/allocation_countdown.hpp"
+#include "scriptprof/profile.hpp"
+#include "scriptprof/sampling_budget.hpp"
+#include "scriptprof/sampling_timer.hpp"
+
+namespace scriptprof {
+
+// The three profiles one run can fill at once.
+enum class SampleKind : std::uint8_t { Time, Gc, Space };
+
+// Allegro's profiler-status.
+enum class RunStatus : std::uint8_t { Inactive, Suspended, Sampling, Saved, Analyzed };
+
+// What a run collects: the same for every interpreter.
+struct RunSettings {
+  TimerClock clock = TimerClock::Cpu;
+  std::uint64_t period_ns = 10'000'000;  // 100 Hz
+  bool sample_time = true;               // the timer samples stacks (off: gc or space only)
+  bool count_calls = false;              // exact calls through the runtime's call events
+  bool full_stacks = false;              // keep every sample (timeline), not only the tree
+  bool gc_samples = false;               // a stack sample after every GC cycle (statprof's gcprof)
+  std::uint64_t alloc_bytes = 0;         // mean bytes between allocation samples (0: off)
+  std::uint64_t max_samples = 100'000;   // stacks per profile before collection stops (0: no bound)
+  bool start_sampling = true;            // false: started but suspended (Allegro's start-sampling-p)
+  bool hold_clock = false;               // program time waits for release_clock(): the caller
+                                         // has more set-up before the profiled code runs
+};
+
+// What a runtime can do; the engine refuses a run that needs more, naming the runtime.
+struct Capabilities {
+  const char* runtime = "runtime";
+  bool signal_arm = false;    // arm() is async-signal-safe (else the runtime polls sample_due())
+  bool call_events = false;   // call hooks: exact call counts
+  bool alloc_events = false;  // its allocator reports bytes: space profiles
+  bool gc_events = false;     // it reports GC cycles: gcprof
+};
+
+// What arm() did with a tick.
+enum class ArmResult : std::uint8_t {
+  Armed,         // a sample will be taken at the next safe point
+  AlreadyArmed,  // the arm set for an earlier tick is still waiting: this tick adds to its weight
+  NotNow,        // cannot arm at this instant (a hook is running; or no room: the adapter
+                 // dropped the ticks with drop_pending()); waiting ticks try again next tick
+  Elsewhere,     // armed on another process, which samples when it runs again
+};
+
+// The adapter contract: what the engine asks of an interpreter.
+class RuntimeAdapter {
+ public:
+  virtual ~RuntimeAdapter() = default;
+  virtual Capabilities capabilities() const = 0;
+  // Signal context (only when capabilities().signal_arm), or normal context inside the engine's
+  // critical section: ask the running process for a sample at its next safe point.
+  virtual ArmResult arm() = 0;
+  // Normal context inside the critical section: take back an arm that has not fired.
+  virtual void disarm() = 0;
+};
+
+// A sample's worth of pending weight, handed to the adapter at its safe point.
+struct PendingWeight {
+  std::uint64_t ticks = 0;
+  std::uint64_t bytes = 0;
+};
+
+class SamplerEngine {
+ public:
+  explicit SamplerEngine(RuntimeAdapter* adapter);
+  SamplerEngine(const SamplerEngine&) = delete;
+  SamplerEngine& operator=(const SamplerEngine&) = delete;
+
+  // ---- Run state (normal context) ----
+  // Refuses what the runtime cannot do, naming it. Empty when the settings are possible.
+  std::string refusal(const RunSettings& settings) const;
+  // A new run adding to the current profiles; suspended until resume() unless
+  // settings.start_sampling (then the caller resumes). False with a reason.
+  bool start(const RunSettings& settings, bool counting, std::string* error);
+  // Starts or continues collection; fails once max_samples was reached.
+  bool resume(std::string* error, bool hold_clock);
+  // Suspends collection: the timer stops, ticks still waiting go to the last stack sampled.
+  void suspend();
+  // Ends the run (suspends first). The adapter removes its hooks after this.
+  void stop();
+  // The profiled code starts now, after a held start.
+  void release_clock() { timer_.leave_profiler(); }
+  bool active() const { return active_; }
+  bool sampling() const { return sampling_; }
+  bool counting() const { return counting_; }
+  RunStatus status() const;
+  void mark_analyzed() { analyzed_ = !active_ && ran_; }
+  const RunSettings& settings() const { return settings_; }
+  // Profiled seconds over every run since the last reset, the current one included.
+  double accumulated_seconds() const;
+  // Program time of the run so far, as samples carry it.
+  std::uint64_t profile_time() const;
+
+  // ---- Profiles ----
+  Profile& profile() { return *profiles_[static_cast<int>(primary_)]; }
+  Profile& profile(SampleKind kind) { return *profiles_[static_cast<int>(kind)]; }
+  const Profile& profile(SampleKind kind) const { return *profiles_[static_cast<int>(kind)]; }
+  std::shared_ptr<Profile> shared_profile(SampleKind kind) { return profiles_[static_cast<int>(kind)]; }
+  SampleKind primary_kind() const { return primary_; }
+  bool collects(SampleKind kind) const { return kind_enabled_[static_cast<int>(kind)]; }
+  // Fresh profiles (not while active).
+  void reset();
+  // Makes `profile` (read from a file) the last run.
+  void adopt(std::shared_ptr<Profile> profile);
+  // A function in every profile, with one id.
+  FunctionId add_function(FunctionInfo info);
+  void rename_function(FunctionId id, const std::string& name);
+  // An exact call of `callee` from `caller` (kNoFunction: unknown), into every profile of the run.
+  void record_call(FunctionId callee, FunctionId caller);
+
+  // ---- Signal side ----
+  // The timer's tick. Async-signal-safe: atomics, and adapter->arm().
+  void on_tick(std::uint64_t ticks, std::uint64_t program_ns);
+  // Normal code moving an arm brackets the move with these; the signal side keeps off.
+  bool enter_critical() { return critical_.exchange(true, std::memory_order_acq_rel); }
+  void leave_critical(bool was) { critical_.store(was, std::memory_order_release); }
+  // Ticks waiting for a sample (signal-safe read).
+  std::uint64_t pending_ticks() const { return pending_.load(std::memory_order_relaxed); }
+  // Ticks that found the arm still set a tick later (the adapter's own judgement).
+  void count_merged(std::uint64_t ticks) { merged_.fetch_add(ticks, std::memory_order_relaxed); }
+  // The waiting ticks are dropped: a sample could not be taken safely (health.no_room).
+  void drop_pending();
+  // Whether the current process is excluded from collection (Allegro's profile-process-p).
+  void set_current_excluded(bool excluded) { current_excluded_.store(excluded, std::memory_order_relaxed); }
+  bool current_excluded() const { return current_excluded_.load(std::memory_order_relaxed); }
+  // Ticks that belong to an excluded process (armed before the exclusion): not collected.
+  void exclude_ticks(std::uint64_t ticks) { excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed); }
+
+  // ---- Safe point (normal context) ----
+  // Brackets the adapter's sampling work: not program time, and paid from the budget.
+  void enter_sampling() { timer_.enter_profiler(); }
+  void leave_sampling();
+  bool over_budget() const;
+  // Takes the weight waiting for this sample (ticks and allocation bytes), or the ticks only.
+  PendingWeight take_pending();
+  std::uint64_t take_ticks() { return pending_.exchange(0, std::memory_order_acq_rel); }
+  // The frame sink: the adapter fills frames() (and lines(), 0 = unknown) root first.
+  std::vector<FunctionId>& frames() { return frames_; }
+  std::vector<int>& lines() { return lines_; }
+  // Records frames() as one sample of `kind` with `weight`, in `process`, stamped now (or at
+  // `at_ns` of profile time). Returns its leaf.
+  NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process);
+  NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process, std::uint64_t at_ns);
+  // Profile time of the oldest tick still pending (a polling runtime stamps its sample there:
+  // the stack it records is the one that tick saw).
+  std::uint64_t pending_since_ns() const {
+    return elapsed_before_ns_ + first_pending_ns_.load(std::memory_order_relaxed);
+  }
+  // max_samples was reached by a record(): suspend now and say so once (true: the caller
+  // warns the program).
+  bool finish_limit();
+
+  // ---- Allocation and GC events (normal context) ----
+  // `bytes` allocated by the program: true when a sample is due and not over budget (the
+  // adapter then arms). The weight waits in the pending bytes.
+  bool on_alloc(std::size_t bytes);
+  std::uint64_t pending_bytes() const { return pending_bytes_; }
+  // A GC cycle ended: its count waits for the next GC sample (the caller samples unless over
+  // budget, then calls take_gc_cycles()).
+  void add_gc_cycle() { ++pending_gc_; }
+  std::uint64_t take_gc_cycles();
+
+  // Counted arms (for health and tests).
+  void count_arm() { arms_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  RuntimeAdapter* adapter_;
+  std::shared_ptr<Profile> profiles_[3];  // by SampleKind
+  SampleKind primary_ = SampleKind::Time;
+  bool kind_enabled_[3] = {true, false, false};
+  RunSettings settings_;
+  SamplingTimer timer_;
+  SamplingBudget budget_;
+  AllocationCountdown countdown_;
+  bool active_ = false;      // between start and stop
+  bool sampling_ = false;    // active and not suspended
+  bool counting_ = false;    // exact calls this run
+  bool ran_ = false;         // a run happened since the last reset
+  bool analyzed_ = false;
+  bool limit_hit_ = false;   // max_samples reached, suspension pending
+  std::uint64_t elapsed_before_ns_ = 0;  // program time of earlier start/stop pairs
+  NodeId last_leaf_ = kNoNode;           // the last time sample's leaf (for leftover ticks)
+  NodeId last_space_leaf_ = kNoNode;
+  std::uint32_t last_process_ = 0;
+  std::uint64_t pending_bytes_ = 0;
+  std::uint64_t pending_gc_ = 0;
+  std::vector<FunctionId> frames_;
+  std::vector<int> lines_;
+
+  // Shared with the signal handler (lock-free atomics only).
+  std::atomic<std::uint64_t> pending_{0};         // ticks not yet turned into a sample
+  std::atomic<std::uint64_t> first_pending_ns_{0};  // program time of the oldest of them
+  std::atomic<bool> critical_{false};             // normal code is moving the arm: hands off
+  std::atomic<std::uint64_t> next_arm_ns_{0};     // program time before which arming waits
+  std::atomic<std::uint64_t> merged_{0};          // ticks carried by a later sample
+  std::atomic<std::uint64_t> no_room_{0};         // ticks dropped: no safe sample possible
+  std::atomic<std::uint64_t> arms_{0};
+  std::atomic<bool> current_excluded_{false};
+  std::atomic<std::uint64_t> excluded_ticks_{0};
+};
+
+}  // namespace scriptprof

@@ -1,0 +1,288 @@
+#include "scriptprof/sampler_engine.hpp"
+
+#include <algorithm>
+#include <ctime>
+
+namespace scriptprof {
+
+namespace {
+
+// Signal context: forwards the timer's tick to its engine (see on_tick for why it is safe).
+void tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t program_ns) {
+  static_cast<SamplerEngine*>(context)->on_tick(ticks, program_ns);
+}
+
+void fresh_profiles(std::shared_ptr<Profile> (&profiles)[3]) {
+  for (auto& p : profiles) p = std::make_shared<Profile>();
+  profiles[static_cast<int>(SampleKind::Space)]->clock = ClockKind::Alloc;
+}
+
+}  // namespace
+
+SamplerEngine::SamplerEngine(RuntimeAdapter* adapter) : adapter_(adapter) {
+  fresh_profiles(profiles_);
+  frames_.reserve(256);
+}
+
+// ---- Run state ------------------------------------------------------------------------------
+
+std::string SamplerEngine::refusal(const RunSettings& s) const {
+  Capabilities c = adapter_->capabilities();
+  std::string runtime = c.runtime;
+  if (s.count_calls && !c.call_events) return runtime + " has no call events: calls cannot be counted";
+  if (s.alloc_bytes && !c.alloc_events) return runtime + " reports no allocations: no space profile";
+  if (s.gc_samples && !c.gc_events) return runtime + " reports no GC cycles: no gc samples";
+  return {};
+}
+
+bool SamplerEngine::start(const RunSettings& settings, bool counting, std::string* error) {
+  if (active_) {
+    if (error) *error = "the profiler is already active";
+    return false;
+  }
+  if (std::string why = refusal(settings); !why.empty()) {
+    if (error) *error = why;
+    return false;
+  }
+  settings_ = settings;
+  counting_ = counting;
+  primary_ = settings.sample_time || !(settings.gc_samples || settings.alloc_bytes) ? SampleKind::Time
+             : settings.gc_samples ? SampleKind::Gc : SampleKind::Space;
+  kind_enabled_[0] = primary_ == SampleKind::Time;
+  kind_enabled_[1] = settings.gc_samples;
+  kind_enabled_[2] = settings.alloc_bytes > 0;
+  const std::uint64_t now_unix_ns = clock_ns(CLOCK_REALTIME);
+  for (int k = 0; k < 3; ++k) {
+    Profile& p = *profiles_[k];
+    if (k != static_cast<int>(SampleKind::Space)) {
+      p.period_ns = settings.period_ns;
+      p.clock = settings.clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall;
+    } else {
+      p.period_ns = settings.alloc_bytes;
+    }
+    p.keep_samples = settings.full_stacks;
+    if (counting_) p.enable_call_counts();
+    if (p.threads.empty()) p.add_thread(0, "main");
+    if (p.start_unix_ns == 0) p.start_unix_ns = now_unix_ns;
+  }
+  countdown_ = AllocationCountdown(settings.alloc_bytes, clock_ns(CLOCK_MONOTONIC) ^ reinterpret_cast<std::uintptr_t>(this));
+  pending_bytes_ = 0;
+  pending_gc_ = 0;
+  active_ = true;
+  ran_ = true;
+  analyzed_ = false;
+  limit_hit_ = false;
+  budget_.start();  // a fresh run: one-off costs of its first samples come out of the allowance
+  return true;
+}
+
+bool SamplerEngine::resume(std::string* error, bool hold_clock) {
+  if (!active_) {
+    if (error) *error = "the profiler is not started";
+    return false;
+  }
+  if (sampling_) return true;
+  if (profile().health.limit_reached) {
+    if (error) *error = "max_samples (" + std::to_string(settings_.max_samples) + ") was reached";
+    return false;
+  }
+  pending_ = 0;
+  next_arm_ns_ = 0;
+  budget_.rebase();  // the timer restarts program time from 0
+  TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock};
+  // The timer also measures program time, so it runs even when only gc or space is sampled.
+  if (!timer_.start(ts, tick_trampoline, this, error)) return false;
+  sampling_ = true;
+  return true;
+}
+
+void SamplerEngine::suspend() {
+  if (!sampling_) return;
+  pending_ += timer_.stop();  // no tick runs after this; ticks completed but undelivered count
+  bool was = enter_critical();
+  adapter_->disarm();
+  leave_critical(was);
+  sampling_ = false;
+  std::uint64_t run_ns = timer_.program_ns();
+  Profile& time = *profiles_[0];
+  // Ticks still waiting for a safe point (the end came first, or sampling was over budget) go
+  // to the last stack sampled, the same approximation the budget makes; without one they are
+  // dropped, and said so.
+  if (std::uint64_t left = pending_.exchange(0)) {
+    if (last_leaf_ != kNoNode && !time.health.limit_reached) {
+      std::vector<FunctionId> frames = time.tree.stack(last_leaf_);
+      time.add_sample(last_process_, elapsed_before_ns_ + run_ns, left, frames.data(), frames.size());
+    } else {
+      time.health.dropped += left;
+    }
+  }
+  Profile& space = *profiles_[2];
+  if (pending_bytes_ && last_space_leaf_ != kNoNode && !space.health.limit_reached) {
+    std::vector<FunctionId> frames = space.tree.stack(last_space_leaf_);
+    space.add_sample(last_process_, elapsed_before_ns_ + run_ns, pending_bytes_, frames.data(), frames.size());
+  }
+  pending_bytes_ = 0;
+  pending_gc_ = 0;
+  elapsed_before_ns_ += run_ns;
+  // Time in excluded processes is not the profile's time (Allegro collects nothing there).
+  std::uint64_t excluded = excluded_ticks_.exchange(0);
+  double excluded_s = static_cast<double>(excluded) * static_cast<double>(settings_.period_ns) / 1e9;
+  for (auto& p : profiles_) p->total_seconds += static_cast<double>(run_ns) / 1e9;
+  time.total_seconds = std::max(0.0, time.total_seconds - excluded_s);
+  time.health.excluded += excluded;
+  time.health.signals += timer_.signals();
+  time.health.ticks_merged += merged_.exchange(0);
+  time.health.no_room += no_room_.exchange(0);
+}
+
+void SamplerEngine::stop() {
+  if (!active_) return;
+  suspend();
+  active_ = false;
+}
+
+RunStatus SamplerEngine::status() const {
+  if (active_) return sampling_ ? RunStatus::Sampling : RunStatus::Suspended;
+  if (!ran_) return RunStatus::Inactive;
+  return analyzed_ ? RunStatus::Analyzed : RunStatus::Saved;
+}
+
+double SamplerEngine::accumulated_seconds() const {
+  return profiles_[0]->total_seconds + (sampling_ ? static_cast<double>(timer_.program_ns()) / 1e9 : 0.0);
+}
+
+std::uint64_t SamplerEngine::profile_time() const {
+  return elapsed_before_ns_ + (sampling_ ? timer_.program_ns() : 0);
+}
+
+// ---- Profiles -------------------------------------------------------------------------------
+
+void SamplerEngine::reset() {
+  if (active_) return;
+  fresh_profiles(profiles_);
+  elapsed_before_ns_ = 0;
+  last_leaf_ = last_space_leaf_ = kNoNode;
+  ran_ = analyzed_ = false;
+  primary_ = SampleKind::Time;
+}
+
+void SamplerEngine::adopt(std::shared_ptr<Profile> profile) {
+  reset();
+  profiles_[0] = std::move(profile);
+  ran_ = true;
+}
+
+FunctionId SamplerEngine::add_function(FunctionInfo info) {
+  FunctionId id = profiles_[0]->add_function(info);
+  profiles_[1]->add_function(info);
+  profiles_[2]->add_function(std::move(info));
+  return id;
+}
+
+void SamplerEngine::rename_function(FunctionId id, const std::string& name) {
+  for (auto& p : profiles_) p->functions.rename(id, name);
+}
+
+void SamplerEngine::record_call(FunctionId callee, FunctionId caller) {
+  for (int k = 0; k < 3; ++k)
+    if (kind_enabled_[k]) profiles_[k]->add_call(callee, caller);
+}
+
+// ---- Signal side ----------------------------------------------------------------------------
+//
+// Async-signal-safe: lock-free atomics, and the adapter's arm(), which its contract requires to
+// be async-signal-safe when it declares signal_arm. It never allocates.
+
+void SamplerEngine::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
+  if (!settings_.sample_time) return;  // the timer only measures time (gc or space runs)
+  if (current_excluded_.load(std::memory_order_relaxed)) {
+    excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed);
+    return;
+  }
+  if (pending_.fetch_add(ticks, std::memory_order_relaxed) == 0)
+    first_pending_ns_.store(program_ns, std::memory_order_relaxed);
+  if (critical_.load(std::memory_order_acquire)) return;  // normal code is moving the arm
+  if (program_ns < next_arm_ns_.load(std::memory_order_relaxed)) {
+    merged_.fetch_add(ticks, std::memory_order_relaxed);  // over budget: carried as weight
+    return;
+  }
+  if (!adapter_->capabilities().signal_arm) return;  // the runtime polls pending_ticks()
+  switch (adapter_->arm()) {
+    case ArmResult::Armed:
+      arms_.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case ArmResult::AlreadyArmed:
+      merged_.fetch_add(ticks, std::memory_order_relaxed);
+      break;
+    case ArmResult::NotNow:
+      if (pending_.load(std::memory_order_relaxed) > 0) merged_.fetch_add(ticks, std::memory_order_relaxed);
+      break;
+    case ArmResult::Elsewhere:
+      break;
+  }
+}
+
+// Signal context, or normal context inside the critical section.
+void SamplerEngine::drop_pending() {
+  no_room_.fetch_add(pending_.exchange(0, std::memory_order_acq_rel), std::memory_order_relaxed);
+}
+
+// ---- Safe point -----------------------------------------------------------------------------
+
+void SamplerEngine::leave_sampling() {
+  std::uint64_t at = timer_.program_ns();  // frozen at enter_sampling
+  std::uint64_t cost = timer_.leave_profiler();
+  next_arm_ns_.store(budget_.spend(at, cost), std::memory_order_relaxed);
+}
+
+bool SamplerEngine::over_budget() const {
+  return timer_.program_ns() < next_arm_ns_.load(std::memory_order_relaxed);
+}
+
+PendingWeight SamplerEngine::take_pending() {
+  PendingWeight w{pending_.exchange(0, std::memory_order_acq_rel), pending_bytes_};
+  pending_bytes_ = 0;
+  return w;
+}
+
+NodeId SamplerEngine::record(SampleKind kind, std::uint64_t weight, std::uint32_t process) {
+  return record(kind, weight, process, profile_time());
+}
+
+NodeId SamplerEngine::record(SampleKind kind, std::uint64_t weight, std::uint32_t process, std::uint64_t at_ns) {
+  Profile& p = *profiles_[static_cast<int>(kind)];
+  const int* lines = lines_.size() == frames_.size() ? lines_.data() : nullptr;
+  NodeId leaf = p.add_sample(process, at_ns, weight, frames_.data(), frames_.size(), lines);
+  if (++p.health.samples_taken >= settings_.max_samples && settings_.max_samples) limit_hit_ = true;
+  last_process_ = process;
+  if (kind == SampleKind::Time) last_leaf_ = leaf;
+  if (kind == SampleKind::Space) last_space_leaf_ = leaf;
+  return leaf;
+}
+
+bool SamplerEngine::finish_limit() {
+  if (!limit_hit_) return false;
+  limit_hit_ = false;
+  for (auto& p : profiles_) p->health.limit_reached = true;
+  suspend();
+  return true;
+}
+
+// ---- Allocation and GC events ---------------------------------------------------------------
+
+bool SamplerEngine::on_alloc(std::size_t bytes) {
+  if (!settings_.alloc_bytes || !sampling_ || current_excluded_.load(std::memory_order_relaxed)) return false;
+  std::uint64_t weight = countdown_.allocate(bytes);
+  if (weight == 0) return false;
+  pending_bytes_ += weight;
+  // Over the sampling budget the bytes wait for the next sample point, which carries them.
+  return !over_budget();
+}
+
+std::uint64_t SamplerEngine::take_gc_cycles() {
+  std::uint64_t n = pending_gc_;
+  pending_gc_ = 0;
+  return n;
+}
+
+}  // namespace scriptprof

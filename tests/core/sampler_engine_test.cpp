@@ -1,0 +1,241 @@
+// The engine driven by a fake adapter: every path of a run without any interpreter.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "scriptprof/sampler_engine.hpp"
+
+using namespace scriptprof;
+
+namespace {
+
+// A runtime whose "stack" is a list of function ids the test sets, and whose arm answers what
+// the test says.
+struct FakeAdapter : RuntimeAdapter {
+  Capabilities caps;
+  ArmResult answer = ArmResult::Armed;
+  int arms = 0, disarms = 0;
+  Capabilities capabilities() const override { return caps; }
+  ArmResult arm() override {
+    ++arms;
+    return answer;
+  }
+  void disarm() override { ++disarms; }
+  FakeAdapter() {
+    caps.runtime = "Fake 1.0";
+    caps.signal_arm = true;
+  }
+};
+
+// Settings whose real timer never ticks during a test: ticks come from the test.
+RunSettings quiet() {
+  RunSettings s;
+  s.period_ns = 10'000'000'000;  // 0.1 Hz
+  return s;
+}
+
+// The adapter's safe point: takes what is pending and records `stack` (root first).
+void safe_point(SamplerEngine& e, const std::vector<FunctionId>& stack, std::uint32_t process = 0) {
+  e.enter_sampling();
+  PendingWeight w = e.take_pending();
+  e.frames().assign(stack.begin(), stack.end());
+  e.lines().assign(stack.size(), 0);
+  if (w.ticks) e.record(SampleKind::Time, w.ticks, process);
+  if (w.bytes) e.record(SampleKind::Space, w.bytes, process);
+  e.leave_sampling();
+}
+
+struct Run {
+  FakeAdapter adapter;
+  SamplerEngine engine{&adapter};
+  FunctionId main_fn, a, b;
+  Run() {
+    main_fn = engine.add_function({"main", "demo.fake", 1});
+    a = engine.add_function({"a", "demo.fake", 10});
+    b = engine.add_function({"b", "demo.fake", 20});
+  }
+  void start(RunSettings s = quiet(), bool counting = false) {
+    std::string error;
+    REQUIRE(engine.start(s, counting, &error));
+    REQUIRE(engine.resume(&error, false));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("engine: a run's state machine is Allegro's profiler-status") {
+  Run r;
+  CHECK(r.engine.status() == RunStatus::Inactive);
+  RunSettings s = quiet();
+  s.start_sampling = false;
+  std::string error;
+  REQUIRE(r.engine.start(s, false, &error));
+  CHECK(r.engine.status() == RunStatus::Suspended);
+  CHECK_FALSE(r.engine.start(s, false, &error));
+  CHECK(error == "the profiler is already active");
+  REQUIRE(r.engine.resume(&error, false));
+  CHECK(r.engine.status() == RunStatus::Sampling);
+  r.engine.suspend();
+  CHECK(r.engine.status() == RunStatus::Suspended);
+  r.engine.stop();
+  CHECK(r.engine.status() == RunStatus::Saved);
+  CHECK_FALSE(r.engine.resume(&error, false));
+  CHECK(error == "the profiler is not started");
+  r.engine.mark_analyzed();
+  CHECK(r.engine.status() == RunStatus::Analyzed);
+  r.engine.reset();
+  CHECK(r.engine.status() == RunStatus::Inactive);
+}
+
+TEST_CASE("engine: ticks arm the adapter and the sample carries them all as its weight") {
+  Run r;
+  r.start();
+  r.engine.on_tick(3, 1000);
+  CHECK(r.adapter.arms == 1);
+  CHECK(r.engine.pending_ticks() == 3);
+  r.adapter.answer = ArmResult::AlreadyArmed;  // the safe point has not come yet
+  r.engine.on_tick(2, 2000);
+  CHECK(r.engine.pending_ticks() == 5);
+  safe_point(r.engine, {r.main_fn, r.a, r.a, r.b});  // a recursion: a counts once
+  r.engine.stop();
+  const Profile& p = r.engine.profile();
+  CHECK(p.sample_count() == 5);
+  CHECK(p.health.samples_taken == 1);
+  CHECK(p.health.ticks_merged == 2);
+  CHECK(p.counts(r.b).self == 5);
+  CHECK(p.counts(r.a).cumulative == 5);
+  CHECK(p.counts(r.main_fn).cumulative == 5);
+  CHECK(p.counts(r.a).self == 0);
+}
+
+TEST_CASE("engine: ticks that no safe point took go to the last stack at suspend, or are dropped") {
+  Run r;
+  r.start();
+  r.engine.on_tick(1, 1000);
+  r.engine.suspend();  // no sample yet: nowhere to put the tick
+  CHECK(r.engine.profile().health.dropped == 1);
+  CHECK(r.adapter.disarms == 1);  // the arm is taken back at suspend
+  std::string error;
+  REQUIRE(r.engine.resume(&error, false));
+  r.engine.on_tick(1, 1000);
+  safe_point(r.engine, {r.main_fn, r.a});
+  r.adapter.answer = ArmResult::NotNow;  // e.g. a hook of the program's is running
+  r.engine.on_tick(4, 2000);
+  r.engine.stop();
+  const Profile& p = r.engine.profile();
+  CHECK(p.counts(r.a).self == 5);  // 1 sampled + 4 left over, on the last stack
+  CHECK(p.health.samples_taken == 1);
+}
+
+TEST_CASE("engine: refuses what the runtime cannot do, naming the runtime") {
+  Run r;
+  std::string error;
+  RunSettings s = quiet();
+  s.count_calls = true;
+  CHECK_FALSE(r.engine.start(s, true, &error));
+  CHECK(error == "Fake 1.0 has no call events: calls cannot be counted");
+  s = quiet();
+  s.alloc_bytes = 1024;
+  CHECK_FALSE(r.engine.start(s, false, &error));
+  CHECK(error == "Fake 1.0 reports no allocations: no space profile");
+  s = quiet();
+  s.gc_samples = true;
+  CHECK_FALSE(r.engine.start(s, false, &error));
+  CHECK(error == "Fake 1.0 reports no GC cycles: no gc samples");
+  CHECK(r.engine.status() == RunStatus::Inactive);
+  r.adapter.caps.call_events = true;
+  s = quiet();
+  s.count_calls = true;
+  CHECK(r.engine.start(s, true, &error));
+}
+
+TEST_CASE("engine: max_samples stops collection once, and resume then says why") {
+  Run r;
+  RunSettings s = quiet();
+  s.max_samples = 2;
+  r.start(s);
+  r.engine.on_tick(1, 1000);
+  safe_point(r.engine, {r.main_fn});
+  CHECK_FALSE(r.engine.finish_limit());
+  r.engine.on_tick(1, 2000);
+  safe_point(r.engine, {r.main_fn, r.a});
+  CHECK(r.engine.finish_limit());   // the caller warns the program once
+  CHECK_FALSE(r.engine.finish_limit());
+  CHECK(r.engine.status() == RunStatus::Suspended);
+  CHECK(r.engine.profile().health.limit_reached);
+  std::string error;
+  CHECK_FALSE(r.engine.resume(&error, false));
+  CHECK(error == "max_samples (2) was reached");
+}
+
+TEST_CASE("engine: processes keep their own call trees") {
+  Run r;
+  r.start();
+  r.engine.on_tick(2, 1000);
+  safe_point(r.engine, {r.main_fn, r.a}, 0);
+  r.engine.on_tick(3, 2000);
+  safe_point(r.engine, {r.b}, 7);  // a coroutine, context or fiber numbered 7
+  r.engine.stop();
+  const Profile& p = r.engine.profile();
+  CHECK(p.sample_count() == 5);
+  CHECK(p.tree.roots().size() == 2);
+  CHECK(check_invariants(p).empty());
+}
+
+TEST_CASE("engine: an excluded process collects nothing, and its time is not the profile's") {
+  Run r;
+  r.start();
+  r.engine.set_current_excluded(true);
+  r.engine.on_tick(4, 1000);
+  CHECK(r.engine.pending_ticks() == 0);
+  CHECK(r.adapter.arms == 0);
+  r.engine.set_current_excluded(false);
+  r.engine.on_tick(1, 2000);
+  safe_point(r.engine, {r.main_fn});
+  r.engine.stop();
+  CHECK(r.engine.profile().health.excluded == 4);
+  CHECK(r.engine.profile().sample_count() == 1);
+}
+
+TEST_CASE("engine: ticks dropped for want of room are counted, not sampled") {
+  Run r;
+  r.start();
+  r.engine.on_tick(3, 1000);
+  r.engine.drop_pending();  // the adapter found no safe way to sample
+  r.engine.stop();
+  CHECK(r.engine.profile().health.no_room == 3);
+  CHECK(r.engine.profile().sample_count() == 0);
+}
+
+TEST_CASE("engine: a polling runtime is never armed from the signal; it reads pending ticks") {
+  Run r;
+  r.adapter.caps.signal_arm = false;
+  r.start();
+  r.engine.on_tick(2, 1000);
+  CHECK(r.adapter.arms == 0);
+  CHECK(r.engine.pending_ticks() == 2);
+  safe_point(r.engine, {r.main_fn, r.b});
+  r.engine.stop();
+  CHECK(r.engine.profile().counts(r.b).self == 2);
+}
+
+TEST_CASE("engine: exact calls go into every profile of the run, allocation bytes into space") {
+  Run r;
+  r.adapter.caps.call_events = r.adapter.caps.alloc_events = true;
+  RunSettings s = quiet();
+  s.count_calls = true;
+  s.alloc_bytes = 1;  // every byte: a sample is due at once
+  r.start(s, true);
+  r.engine.record_call(r.a, r.main_fn);
+  r.engine.record_call(r.a, r.main_fn);
+  CHECK(r.engine.on_alloc(100));  // due: the adapter would arm
+  safe_point(r.engine, {r.main_fn, r.a});
+  r.engine.stop();
+  CHECK(r.engine.profile(SampleKind::Time).counts(r.a).calls == 2u);
+  CHECK(r.engine.profile(SampleKind::Space).counts(r.a).calls == 2u);
+  const Profile& space = r.engine.profile(SampleKind::Space);
+  CHECK(space.sample_count() == 1);  // one sample, weighing the bytes up to its sample point
+  CHECK(space.counts(r.a).self > 0);
+  CHECK(space.counts(r.a).self <= 100);
+}
