@@ -1,0 +1,130 @@
+// Which Lua process runs: coroutines entered and left, processes excluded from collection
+// (Allegro's profile-process-p), and the fibers and zones of an embedding host. A pending arm
+// moves with the running state.
+#include "lua_sampler.hpp"
+
+#include "lua_registry_keys.hpp"
+
+namespace scriptprof::lua {
+
+// ---- Controls -----------------------------------------------------------------------------
+
+void LuaSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kExcludedKey) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &kExcludedKey);
+  }
+  // Excluded threads are held, so no new thread can take an excluded one's address.
+  if (thread == L) lua_pushthread(L);
+  else {
+    lua_pushthread(thread);
+    lua_xmove(thread, L, 1);
+  }
+  if (profiled) {
+    lua_pushnil(L);
+    excluded_.erase(thread);
+  } else {
+    lua_pushboolean(L, 1);
+    excluded_.insert(thread);
+  }
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  update_excluded();
+}
+
+void LuaSampler::update_excluded() {
+  lua_State* L = current_.load(std::memory_order_acquire);
+  engine_.set_current_excluded(L && !excluded_.empty() && excluded_.count(L) > 0);
+}
+
+// ---- Coroutines -----------------------------------------------------------------------------
+
+void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
+  if (chain_.empty() || chain_.back() != from) chain_.assign(1, from);
+  chain_.push_back(co);
+  // Hooked from C, or before the run: counted from now on (Lua work, before the critical part).
+  if (engine_.active() && counting_ && lua_gethook(co) != sampler_hook && !lifted(from, co)) take_over_hook(from, co);
+  bool was_critical = engine_.enter_critical();
+  current_.store(co, std::memory_order_release);
+  update_excluded();
+  if (engine_.active()) {
+    // A pending sample belongs to whatever runs next: move the arm into the coroutine.
+    if (armed_.load() == from) disarm(false);
+    // An excluded coroutine takes no sample: pending ticks wait for the resumer's next one.
+    if (engine_.pending_ticks() > 0 && !engine_.current_excluded()) arm(co);
+  }
+  engine_.leave_critical(was_critical);
+}
+
+void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
+  if (!chain_.empty() && chain_.back() == co) {
+    chain_.pop_back();
+  } else {
+    chain_.assign(1, from);
+  }
+  if (chain_.empty()) chain_.push_back(from);
+  bool was_critical = engine_.enter_critical();
+  current_.store(from, std::memory_order_release);
+  update_excluded();
+  if (engine_.active() && armed_.load() == co) {
+    disarm(false);
+    if (engine_.pending_ticks() > 0) arm(from);
+  }
+  engine_.leave_critical(was_critical);
+}
+
+// ---- Embedded in a native host -------------------------------------------------------------
+
+void LuaSampler::sample_now() {
+  if (!engine_.sampling() || in_profiler_ || engine_.pending_ticks() == 0) return;
+  in_profiler_ = true;
+  engine_.enter_sampling();
+  bool was_critical = engine_.enter_critical();
+  disarm(false);
+  engine_.leave_critical(was_critical);
+  std::uint64_t ticks = engine_.take_ticks();
+  // Lua runs here if the running state is inside a call (the host called into Lua, and Lua
+  // into the host function that is changing zones); otherwise only native code ran.
+  lua_State* L = current_.load(std::memory_order_relaxed);
+  lua_Debug ar;
+  frames_.clear();
+  lines_.clear();
+  if (L && lua_status(L) == LUA_OK && lua_getstack(L, 0, &ar)) walk_sample(L, 0);
+  if (engine_.current_excluded())
+    engine_.exclude_ticks(ticks);
+  else if (ticks)
+    record(SampleKind::Time, ticks);
+  engine_.leave_sampling();
+  in_profiler_ = false;
+  finish_limit(L ? L : main_);
+}
+
+void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {
+  bool was_critical = engine_.enter_critical();
+  disarm(false);
+  engine_.leave_critical(was_critical);
+  from->saved_chain.assign(chain_.begin(), chain_.end());
+  chain_.clear();
+  for (void* s : to->saved_chain) chain_.push_back(static_cast<lua_State*>(s));
+  if (chain_.empty() && to->script) chain_.push_back(static_cast<lua_State*>(to->script));
+  // A fiber that runs no Lua of this universe: ticks wait for its zones (sample_now).
+  lua_State* running = chain_.empty() ? nullptr : chain_.back();
+  if (running && engine_.active() && counting_ && lua_gethook(running) != sampler_hook && !lifted(running, running))
+    take_over_hook(running, running);
+  was_critical = engine_.enter_critical();
+  current_.store(running, std::memory_order_release);
+  update_excluded();
+  if (running && engine_.sampling() && engine_.pending_ticks() > 0 && !engine_.current_excluded()) arm(running);
+  engine_.leave_critical(was_critical);
+}
+
+void LuaSampler::mark_frame() {
+  if (!engine_.active()) return;  // no run, no frames
+  sample_now();  // the ticks so far belong to the frame that ends
+  Profile& p = profile();
+  p.frame_marks.push_back({current_process(), engine_.profile_time()});
+}
+
+}  // namespace scriptprof::lua

@@ -1,0 +1,77 @@
+// The Lua adapter's stack walk: the frames of the running state and of every resumer up the
+// coroutine chain, leaf first, into the engine's frame sink, stopping at the profiler's own
+// entry points.
+#include "lua_sampler.hpp"
+
+#include <algorithm>
+
+#include "lua_frame_walk.hpp"
+
+namespace scriptprof::lua {
+
+std::uint32_t LuaSampler::chain_index(lua_State* L) const {
+  for (std::size_t i = chain_.size(); i-- > 0;)
+    if (chain_[i] == L) return static_cast<std::uint32_t>(i);
+  return UINT32_MAX;
+}
+
+// Fills frames_ and lines_ root first, ready for record().
+void LuaSampler::walk_sample(lua_State* L, int first_level) {
+  frames_.clear();
+  lines_.clear();
+  seen_ci_ = false;
+  walk(L, first_level);
+  std::reverse(frames_.begin(), frames_.end());
+  std::reverse(lines_.begin(), lines_.end());
+}
+
+// Leaf-first frames of L (into frames_, their lines into lines_), then of each resumer up the
+// chain, until a profiler entry point (everything below it is the caller's, not the profiled
+// function's). Returns true when it stopped at such a boundary.
+bool LuaSampler::walk(lua_State* L, int first_level) {
+  std::uint32_t idx = chain_index(L);
+  lua_State* s = L;
+  const bool linear = frame_walk_verified(L);  // frames come with i_ci, so the func slot is readable
+  for (;;) {
+    lua_Debug ar;
+    FrameWalk frames;
+    // A recursion repeats one closure frame after frame: only the first of a run pays for its
+    // identity (lua_getinfo "S" and a hash lookup); the others read the func slot and a line.
+    const void* run_fp = nullptr;
+    FunctionId run_id = kNoFunction;
+    bool checked = false, slot_ok = false;
+    for (bool ok = frames.first(s, first_level, &ar); ok; ok = frames.next(&ar)) {
+      if (ar.i_ci == seek_ci_) seen_ci_ = true;
+      const void* fp = slot_ok ? frame_function_pointer(&ar) : nullptr;
+      if (fp && fp == run_fp) {
+        lua_getinfo(s, "l", &ar);
+        frames_.push_back(run_id);
+        lines_.push_back(ar.currentline);
+        continue;
+      }
+      bool boundary = false;
+      FunctionId id = intern(s, &ar, &boundary);
+      if (boundary) return true;
+      if (id != kNoFunction) {
+        frames_.push_back(id);
+        lines_.push_back(line_);
+      }
+      if (linear && !checked) {
+        // Checked once per walk on its first frame: the slot read must agree with Lua's own.
+        checked = true;
+        lua_getinfo(s, "f", &ar);
+        slot_ok = lua_topointer(s, -1) == frame_function_pointer(&ar);
+        lua_pop(s, 1);
+      }
+      if (slot_ok) {
+        run_fp = id != kNoFunction ? frame_function_pointer(&ar) : nullptr;
+        run_id = id;
+      }
+    }
+    if (idx == UINT32_MAX || idx == 0) return false;
+    s = chain_[--idx];
+    first_level = 0;
+  }
+}
+
+}  // namespace scriptprof::lua
