@@ -1,6 +1,6 @@
 // The C API over scriptprof::Profiler: status codes and a per-thread message, never an
 // exception or an abort across the C boundary.
-#include "scriptprof.h"
+#include "scriptprof_lua.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -156,6 +156,16 @@ scriptprof_status scriptprof_stop(scriptprof_profiler* p, lua_State* L) {
   });
 }
 
+scriptprof_status scriptprof_start_thread(scriptprof_profiler* p) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_start_thread: profiler is NULL");
+  return scriptprof_start(p, nullptr);
+}
+
+scriptprof_status scriptprof_stop_thread(scriptprof_profiler* p) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_stop_thread: profiler is NULL");
+  return scriptprof_stop(p, nullptr);
+}
+
 void scriptprof_enter_coroutine(lua_State* from, lua_State* co) {
   if (!from || !co) return;
   if (auto* s = scriptprof::lua::LuaSampler::of(co)) s->enter_coroutine(from, co);
@@ -180,6 +190,10 @@ void scriptprof_zone_begin(uint32_t zone) {
 
 void scriptprof_zone_end(uint32_t zone) {
   if (zone != scriptprof::native::kNoZone) scriptprof::native::zone_end(zone);
+}
+
+scriptprof_status scriptprof_fiber_create_native(const char* name, scriptprof_fiber** out) {
+  return scriptprof_fiber_create(name, nullptr, out);
 }
 
 scriptprof_status scriptprof_fiber_create(const char* name, lua_State* L, scriptprof_fiber** out) {

@@ -28,7 +28,7 @@ extern "C" {
 #include <thread>
 #include <vector>
 
-#include "scriptprof.h"
+#include "scriptprof_lua.h"
 
 namespace ctx = boost::context;
 

@@ -27,7 +27,7 @@ extern "C" {
 #include <thread>
 #include <vector>
 
-#include "scriptprof.h"
+#include "scriptprof_lua.h"
 #include "scriptprof/interval_formats.hpp"
 #include "scriptprof/profile.hpp"
 #include "scriptprof/profiler.hpp"
@@ -221,6 +221,13 @@ TEST_CASE("native work is sampled as its zones: on a native-only thread and outs
   lua_close(L);
 }
 
+extern "C" long neutral_host_run(void);  // neutral_host.c: C, scriptprof.h only
+
+TEST_CASE("a host without Lua uses scriptprof.h alone: its thread is sampled as its zones") {
+  long samples = neutral_host_run();
+  CHECK(samples > 50);  // 100 ticks of CPU time at 1 kHz; wide bounds for a loaded machine
+}
+
 TEST_CASE("max_samples holds for a native-only thread as for Lua: one engine, one limit") {
   scriptprof_options o;
   scriptprof_options_init(&o);
@@ -229,14 +236,14 @@ TEST_CASE("max_samples holds for a native-only thread as for Lua: one engine, on
   scriptprof_profiler* p = nullptr;
   REQUIRE(scriptprof_create(&o, &p) == SCRIPTPROF_OK);
   std::thread native([&] {
-    REQUIRE(scriptprof_start(p, nullptr) == SCRIPTPROF_OK);
+    REQUIRE(scriptprof_start_thread(p) == SCRIPTPROF_OK);  // scriptprof.h's neutral call
     uint32_t step = scriptprof_zone_id("step");
     for (int i = 0; i < 40; ++i) {  // ~40 samples' worth of zone changes at 1 kHz
       scriptprof_zone_begin(step);
       spin_native(0.003);
       scriptprof_zone_end(step);
     }
-    REQUIRE(scriptprof_stop(p, nullptr) == SCRIPTPROF_OK);
+    REQUIRE(scriptprof_stop_thread(p) == SCRIPTPROF_OK);
   });
   native.join();
   scriptprof_profile* prof = take_checked(p);

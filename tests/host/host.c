@@ -7,7 +7,7 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "scriptprof.h"
+#include "scriptprof_lua.h"
 
 static const char* script =
     "function update(n) local t = {} for i = 1, n do t[i % 64] = tostring(i) end end";

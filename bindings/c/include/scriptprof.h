@@ -1,14 +1,15 @@
-/* scriptprof C API: profile the Lua states of a host program (threads, fibers, native zones).
+/* scriptprof C API, the runtime-neutral part: a profiler, options, native threads, zones and
+ * fibers, frames, the zone log, and saved profiles (reports and files). A host that runs Lua
+ * includes scriptprof_lua.h, which adds attaching lua_States.
  *
  * Every call returns a status; on failure scriptprof_error() gives the calling thread's last
  * message, naming the argument or file at fault. Nothing aborts, nothing throws.
  *
  *   scriptprof_profiler* p;
  *   scriptprof_create(NULL, &p);
- *   scriptprof_attach(p, L);             // on the thread that runs L
- *   scriptprof_start(p, L);              //   the same thread
- *   ... run Lua ...
- *   scriptprof_stop(p, L);               //   the same thread
+ *   scriptprof_start_thread(p);          // sample this thread's native code as its zones
+ *   ... zones ...
+ *   scriptprof_stop_thread(p);
  *   scriptprof_profile* prof;
  *   scriptprof_take_profile(p, &prof);   // every thread, merged
  *   scriptprof_profile_write(prof, "lispworks", "profile.tree");
@@ -25,7 +26,6 @@
 extern "C" {
 #endif
 
-typedef struct lua_State lua_State;
 typedef struct scriptprof_profiler scriptprof_profiler;
 typedef struct scriptprof_profile scriptprof_profile;
 typedef struct scriptprof_fiber scriptprof_fiber;
@@ -58,19 +58,11 @@ scriptprof_status scriptprof_create(const scriptprof_options* options, scriptpro
 /* Frees it. Fails (and frees nothing) while a state is started on another thread. */
 scriptprof_status scriptprof_destroy(scriptprof_profiler* profiler);
 
-/* Registers a Lua state; call on the thread that runs it. */
-scriptprof_status scriptprof_attach(scriptprof_profiler* profiler, lua_State* L);
-/* Forgets it; what it collected stays. Closing the state (lua_close) also ends its run. */
-scriptprof_status scriptprof_detach(scriptprof_profiler* profiler, lua_State* L);
-/* Starts and stops sampling the calling thread, which runs L. L NULL: a thread running only
-   native code, whose samples are its zones. Each thread starts and stops its own. */
-scriptprof_status scriptprof_start(scriptprof_profiler* profiler, lua_State* L);
-scriptprof_status scriptprof_stop(scriptprof_profiler* profiler, lua_State* L);
-
-/* A host that resumes coroutines itself calls these around lua_resume(co, from, ...), so
-   samples go to the coroutine that runs (Lua code using coroutine.resume needs nothing). */
-void scriptprof_enter_coroutine(lua_State* from, lua_State* co);
-void scriptprof_leave_coroutine(lua_State* co, lua_State* from);
+/* Starts and stops sampling the calling thread's native code, whose samples are its zones
+   (the same as scriptprof_start(p, NULL) of scriptprof_lua.h). Each thread starts and stops
+   its own. */
+scriptprof_status scriptprof_start_thread(scriptprof_profiler* profiler);
+scriptprof_status scriptprof_stop_thread(scriptprof_profiler* profiler);
 
 /* Native zones: a shadow stack of named regions per fiber. A Lua sample taken inside zones
    shows them as its outer frames; a thread running native code is sampled as its zones.
@@ -79,10 +71,10 @@ uint32_t scriptprof_zone_id(const char* name);
 void scriptprof_zone_begin(uint32_t zone);
 void scriptprof_zone_end(uint32_t zone);
 
-/* Fibers: each has its own zones and runs its own Lua state or coroutine (L, may be NULL).
-   Call scriptprof_fiber_switch(f) right before switching to fiber f (NULL: back to the
-   thread's own stack). A fiber stays on one thread. */
-scriptprof_status scriptprof_fiber_create(const char* name, lua_State* L, scriptprof_fiber** out);
+/* Fibers: each has its own zones (and, through scriptprof_lua.h, its own Lua state or
+   coroutine). Call scriptprof_fiber_switch(f) right before switching to fiber f (NULL: back
+   to the thread's own stack). A fiber stays on one thread. */
+scriptprof_status scriptprof_fiber_create_native(const char* name, scriptprof_fiber** out);
 void scriptprof_fiber_destroy(scriptprof_fiber* fiber);
 void scriptprof_fiber_switch(scriptprof_fiber* to);
 /* Names the calling thread in profiles ("render", "worker 1"). */
