@@ -65,11 +65,12 @@ inline void spin_native(double seconds) {
   } while (static_cast<double>(t.tv_sec - t0.tv_sec) + static_cast<double>(t.tv_nsec - t0.tv_nsec) * 1e-9 < seconds);
 }
 
-inline scriptprof_profiler* new_profiler(double hz, bool full_stacks = false) {
+inline scriptprof_profiler* new_profiler(double hz, bool full_stacks = false, std::uint64_t max_samples = 100000) {
   scriptprof_options o;
   scriptprof_options_init(&o);
   o.hz = hz;
   o.full_stacks = full_stacks;
+  o.max_samples = max_samples;
   scriptprof_profiler* p = nullptr;
   REQUIRE(scriptprof_create(&o, &p) == SCRIPTPROF_OK);
   return p;

@@ -173,12 +173,7 @@ TEST_CASE("a coroutine resumed from C is sampled as the coroutine once the host 
 
 TEST_CASE("start failures say whose they are: the caller's state or the system's") {
   // The caller's: a state that reached max_samples starts again only after a reset.
-  scriptprof_options o;
-  scriptprof_options_init(&o);
-  o.hz = 1000;
-  o.max_samples = 5;
-  scriptprof_profiler* p = nullptr;
-  REQUIRE(scriptprof_create(&o, &p) == SCRIPTPROF_OK);
+  scriptprof_profiler* p = new_profiler(1000, false, 5);
   lua_State* L = new_state();
   attach_and_start(p, L);
   call_global(L, "think", 0.05);

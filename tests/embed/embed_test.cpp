@@ -141,12 +141,7 @@ TEST_CASE("a host without Lua uses scriptprof.h alone: its thread is sampled as 
 }
 
 TEST_CASE("max_samples holds for a native-only thread as for Lua: one engine, one limit") {
-  scriptprof_options o;
-  scriptprof_options_init(&o);
-  o.hz = 1000;
-  o.max_samples = 5;
-  scriptprof_profiler* p = nullptr;
-  REQUIRE(scriptprof_create(&o, &p) == SCRIPTPROF_OK);
+  scriptprof_profiler* p = new_profiler(1000, false, 5);
   std::thread native([&] {
     REQUIRE(scriptprof_start_thread(p) == SCRIPTPROF_OK);  // scriptprof.h's neutral call
     uint32_t step = scriptprof_zone_id("step");
