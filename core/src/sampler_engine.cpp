@@ -27,7 +27,7 @@ SamplerEngine::SamplerEngine(RuntimeAdapter* adapter) : adapter_(adapter) {
 // ---- Run state ------------------------------------------------------------------------------
 
 std::string SamplerEngine::refusal(const RunSettings& s) const {
-  Capabilities c = adapter_->capabilities();
+  const Capabilities c = adapter_->capabilities();
   std::string runtime = c.runtime;
   if (s.count_calls && !c.call_events) return runtime + " has no call events: calls cannot be counted";
   if (s.alloc_bytes && !c.alloc_events) return runtime + " reports no allocations: no space profile";
@@ -46,6 +46,7 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
   }
   settings_ = settings;
   counting_ = counting;
+  signal_arm_ = adapter_->capabilities().signal_arm;
   primary_ = settings.sample_time || !(settings.gc_samples || settings.alloc_bytes) ? SampleKind::Time
              : settings.gc_samples ? SampleKind::Gc : SampleKind::Space;
   kind_enabled_[0] = primary_ == SampleKind::Time;
@@ -206,18 +207,16 @@ void SamplerEngine::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
     merged_.fetch_add(ticks, std::memory_order_relaxed);  // over budget: carried as weight
     return;
   }
-  if (!adapter_->capabilities().signal_arm) return;  // the runtime polls pending_ticks()
+  if (!signal_arm_) return;  // the runtime polls pending_ticks()
   switch (adapter_->arm()) {
     case ArmResult::Armed:
-      arms_.fetch_add(1, std::memory_order_relaxed);
+    case ArmResult::Elsewhere:
       break;
     case ArmResult::AlreadyArmed:
       merged_.fetch_add(ticks, std::memory_order_relaxed);
       break;
     case ArmResult::NotNow:
       if (pending_.load(std::memory_order_relaxed) > 0) merged_.fetch_add(ticks, std::memory_order_relaxed);
-      break;
-    case ArmResult::Elsewhere:
       break;
   }
 }
@@ -270,8 +269,7 @@ bool SamplerEngine::finish_limit() {
 
 // ---- Allocation and GC events ---------------------------------------------------------------
 
-bool SamplerEngine::on_alloc(std::size_t bytes) {
-  if (!settings_.alloc_bytes || !sampling_ || current_excluded_.load(std::memory_order_relaxed)) return false;
+bool SamplerEngine::allocation_due(std::size_t bytes) {
   std::uint64_t weight = countdown_.allocate(bytes);
   if (weight == 0) return false;
   pending_bytes_ += weight;

@@ -66,7 +66,7 @@ enum class ArmResult : std::uint8_t {
 class RuntimeAdapter {
  public:
   virtual ~RuntimeAdapter() = default;
-  virtual Capabilities capabilities() const = 0;
+  virtual Capabilities capabilities() const = 0;  // read when a run starts
   // Signal context (only when capabilities().signal_arm), or normal context inside the engine's
   // critical section: ask the running process for a sample at its next safe point.
   virtual ArmResult arm() = 0;
@@ -173,18 +173,22 @@ class SamplerEngine {
   // ---- Allocation and GC events (normal context) ----
   // `bytes` allocated by the program: true when a sample is due and not over budget (the
   // adapter then arms). The weight waits in the pending bytes.
-  bool on_alloc(std::size_t bytes);
+  // The early outs are inline: the allocator calls this for every allocation of the program.
+  bool on_alloc(std::size_t bytes) {
+    if (!settings_.alloc_bytes || !sampling_ || current_excluded()) return false;
+    return allocation_due(bytes);
+  }
   std::uint64_t pending_bytes() const { return pending_bytes_; }
   // A GC cycle ended: its count waits for the next GC sample (the caller samples unless over
   // budget, then calls take_gc_cycles()).
   void add_gc_cycle() { ++pending_gc_; }
   std::uint64_t take_gc_cycles();
 
-  // Counted arms (for health and tests).
-  void count_arm() { arms_.fetch_add(1, std::memory_order_relaxed); }
-
  private:
+  bool allocation_due(std::size_t bytes);
+
   RuntimeAdapter* adapter_;
+  bool signal_arm_ = false;  // the adapter's capability, read once per run (not per tick)
   std::shared_ptr<Profile> profiles_[3];  // by SampleKind
   SampleKind primary_ = SampleKind::Time;
   bool kind_enabled_[3] = {true, false, false};
@@ -214,7 +218,6 @@ class SamplerEngine {
   std::atomic<std::uint64_t> next_arm_ns_{0};     // program time before which arming waits
   std::atomic<std::uint64_t> merged_{0};          // ticks carried by a later sample
   std::atomic<std::uint64_t> no_room_{0};         // ticks dropped: no safe sample possible
-  std::atomic<std::uint64_t> arms_{0};
   std::atomic<bool> current_excluded_{false};
   std::atomic<std::uint64_t> excluded_ticks_{0};
 };
