@@ -2,6 +2,8 @@
 // exception or an abort across the C boundary.
 #include "scriptprof_lua.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -10,6 +12,7 @@
 #include "lua_sampler.hpp"
 #include "scriptprof/atomic_file.hpp"
 #include "scriptprof/profile_io.hpp"
+#include "scriptprof/run_options.hpp"
 #include "scriptprof/profiler.hpp"
 #include "zone_log.hpp"
 #include "zones.hpp"
@@ -98,15 +101,27 @@ scriptprof_status scriptprof_create(const scriptprof_options* options, scriptpro
   scriptprof_options o;
   scriptprof_options_init(&o);
   if (options) o = *options;
-  if (!(o.hz > 0 && o.hz <= 100000))
-    return failed(SCRIPTPROF_INVALID_ARGUMENT, "scriptprof_create: hz must be in (0, 100000], got " + std::to_string(o.hz));
+  // Each field is checked and read by the run-option table the Lua module and luaprof use.
+  scriptprof::RunSettings run;
+  std::string error;
+  const struct { const char* name; scriptprof::OptionValue value; } fields[] = {
+      {"hz", scriptprof::OptionValue::of_number(o.hz)},
+      {"clock", scriptprof::OptionValue::of_string(o.wall_clock ? "wall" : "cpu")},
+      {"count_calls", scriptprof::OptionValue::of_bool(o.count_calls != 0)},
+      {"full_stacks", scriptprof::OptionValue::of_bool(o.full_stacks != 0)},
+      {"max_samples", scriptprof::OptionValue::of_int(static_cast<std::int64_t>(
+                          std::min<std::uint64_t>(o.max_samples, INT64_MAX)))},
+  };
+  for (const auto& f : fields)
+    if (!scriptprof::set_run_option(&run, f.name, f.value, &error))
+      return failed(SCRIPTPROF_INVALID_ARGUMENT, std::string("scriptprof_create: ") + f.name + " " + error);
   return guarded("scriptprof_create", [&] {
     scriptprof::ProfilerOptions po;
-    po.clock = o.wall_clock ? scriptprof::TimerClock::Wall : scriptprof::TimerClock::Cpu;
-    po.period_ns = static_cast<std::uint64_t>(1e9 / o.hz);
-    po.count_calls = o.count_calls != 0;
-    po.full_stacks = o.full_stacks != 0;
-    po.max_samples = o.max_samples;
+    po.clock = run.clock;
+    po.period_ns = run.period_ns;
+    po.count_calls = run.count_calls;
+    po.full_stacks = run.full_stacks;
+    po.max_samples = run.max_samples;
     *out = new scriptprof_profiler(po);
     return SCRIPTPROF_OK;
   });

@@ -13,16 +13,16 @@ namespace luaprof {
 void usage(FILE* out) {
   std::fprintf(out,
       "usage: luaprof [options] script.lua [args...]\n"
-      "Runs script.lua as lua5.4 would and prints a statprof flat profile when it ends.\n"
-      "  --hz N            samples per second of the chosen clock (default 100, max 100000)\n"
-      "  --clock cpu|wall  time the script runs on a CPU (default) or elapsed time\n"
-      "  --calls           count every call exactly (slower)\n"
-      "  --full-stacks     keep every sample, not only the call tree\n"
-      "  --gc              also sample the stack after every garbage collection (statprof's gcprof)\n"
-      "  --alloc BYTES     also sample the stack every BYTES allocated on average (space profile)\n"
+      "Runs script.lua as lua5.4 would and prints a statprof flat profile when it ends.\n");
+  // The run options, from the table every front end shares.
+  for (const auto& spec : scriptprof::run_option_specs()) {
+    if (!spec.flag) continue;
+    std::string left = std::string(spec.flag) + (spec.arg ? std::string(" ") + spec.arg : "");
+    if (left.size() < 18) std::fprintf(out, "  %-18s%s\n", left.c_str(), spec.help);
+    else std::fprintf(out, "  %s\n  %-18s%s\n", left.c_str(), "", spec.help);
+  }
+  std::fprintf(out,
       "                    (with --gc or --alloc, time is sampled only if --hz is given)\n"
-      "  --max-samples N   stop collecting after N samples per profile (default 100000, 0: no bound)\n"
-      "  --interpret-closures  keep closures of one function apart\n"
       "  --annotate NAME   print NAME's source with the share of samples on each line (repeatable)\n"
       "  --hide NAME       fold NAME into its callers in the allegro styles (repeatable)\n"
       "  --hide-package P  fold functions whose file or name starts with P (repeatable)\n"
@@ -50,16 +50,17 @@ Options parse_options(int argc, char** argv) {
   CLI::App app{"luaprof"};
   app.prefix_command();
   app.set_help_flag();  // our own usage text below
-  std::string hz, clock, alloc, max_samples, slowest;
-  bool help = false, version = false, gc = false;
-  app.add_option("--hz", hz);
-  app.add_option("--clock", clock);
-  app.add_flag("--calls", o.sampler.count_calls);
-  app.add_flag("--full-stacks", o.sampler.full_stacks);
-  app.add_flag("--gc", gc);
-  app.add_option("--alloc", alloc);
-  app.add_option("--max-samples", max_samples);
-  app.add_flag("--interpret-closures", o.sampler.interpret_closures);
+  std::string slowest;
+  bool help = false, version = false;
+  // The run options from the shared table: a switch is a flag, the others take a value that
+  // the table reads (and checks) after parsing.
+  const auto& specs = scriptprof::run_option_specs();
+  std::vector<std::string> values(specs.size());
+  std::vector<CLI::Option*> given(specs.size(), nullptr);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (!specs[i].flag) continue;
+    given[i] = specs[i].arg ? app.add_option(specs[i].flag, values[i]) : app.add_flag(specs[i].flag);
+  }
   app.add_option("--annotate", o.annotate)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--hide", o.report.allegro.hidden)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--hide-package", o.report.allegro.hidden_packages)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -91,29 +92,25 @@ Options parse_options(int argc, char** argv) {
   if (rest.empty()) bad_usage("no script given");
   if (!dashdash && rest[0].size() > 1 && rest[0][0] == '-') bad_usage("unknown option '" + rest[0] + "'");
   o.script = argc - static_cast<int>(rest.size());
-  if (!hz.empty()) {
-    char* end = nullptr;
-    errno = 0;
-    double v = std::strtod(hz.c_str(), &end);
+  bool time_asked = false, space_asked = false;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (!given[i] || given[i]->count() == 0) continue;
     std::string error;
-    if (end == hz.c_str() || *end != '\0' || errno == ERANGE) bad_usage("--hz: '" + hz + "' is not a number");
-    if (!scriptprof::lua::parse_hz(v, &o.sampler.period_ns, &error)) bad_usage("--hz: " + error);
+    bool ok = specs[i].arg ? scriptprof::parse_run_option(&o.sampler, specs[i].name, values[i], &error)
+                           : scriptprof::set_run_option(&o.sampler, specs[i].name, scriptprof::OptionValue::of_bool(true), &error);
+    if (!ok) bad_usage(std::string(specs[i].flag) + " " + error);
+    time_asked |= std::strcmp(specs[i].name, "hz") == 0;
+    space_asked |= std::strcmp(specs[i].name, "gc") == 0 || std::strcmp(specs[i].name, "alloc") == 0;
   }
-  auto count = [&](const std::string& text, const char* option, std::uint64_t min) {
+  if (!slowest.empty()) {
     char* end = nullptr;
     errno = 0;
-    unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if (text.empty() || text[0] == '-' || end == text.c_str() || *end != '\0' || errno == ERANGE || v < min)
-      bad_usage(std::string(option) + ": '" + text + "' is not an integer >= " + std::to_string(min));
-    return static_cast<std::uint64_t>(v);
-  };
-  o.sampler.gc_samples = gc;
-  if (!alloc.empty()) o.sampler.alloc_bytes = count(alloc, "--alloc", 1);
-  if (!max_samples.empty()) o.sampler.max_samples = count(max_samples, "--max-samples", 0);
-  if (!slowest.empty()) o.report.slowest_frames = count(slowest, "--slowest-frames", 0);
-  if ((gc || !alloc.empty()) && hz.empty()) o.sampler.sample_time = false;
-  if (clock == "wall") o.sampler.clock = scriptprof::TimerClock::Wall;
-  else if (!clock.empty() && clock != "cpu") bad_usage("--clock must be cpu or wall, got '" + clock + "'");
+    unsigned long long v = std::strtoull(slowest.c_str(), &end, 10);
+    if (slowest[0] == '-' || end == slowest.c_str() || *end != '\0' || errno == ERANGE)
+      bad_usage("--slowest-frames: '" + slowest + "' is not an integer >= 0");
+    o.report.slowest_frames = static_cast<std::size_t>(v);
+  }
+  if (space_asked && !time_asked) o.sampler.sample_time = false;
   {
     std::string text, error;
     if (!scriptprof::render_report(scriptprof::Profile{}, o.style, &text, &error)) bad_usage("--style: " + error);

@@ -10,6 +10,7 @@ extern "C" {
 }
 
 #include "lua_attach.hpp"
+#include "scriptprof/run_options.hpp"
 #include "scriptprof/profile_io.hpp"
 #include "scriptprof/statprof_flat_report.hpp"
 
@@ -36,9 +37,10 @@ struct RunOptions {
   const char* file = nullptr;  // anchored by the options table on the stack
   int table = 0;  // stack index of the options table (count_list, except_processes), or 0
 };
-constexpr std::uint64_t kDefaultAllocBytes = 64 * 1024;  // about 1% cost (docs/design.md)
-
-TimerClock parse_clock(lua_State* L, int arg, const char* value);
+// Sets run option `name` (run_options.hpp) from the Lua value at `value`; raises a Lua error
+// on argument `arg` naming the option ("option 'hz' must be ...", or "hz must be ..." for a
+// positional argument).
+void set_run_option(lua_State* L, int arg, RunSettings* settings, const char* name, int value, bool positional);
 // hz_or_options at `arg`: nil, a rate in Hz, or a table of options; unknown keys raise.
 RunOptions parse_run_options(lua_State* L, int arg);
 // The flat display's {labels=, cumulative=}.

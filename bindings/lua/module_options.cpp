@@ -5,6 +5,7 @@
 #include "profiler_module.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -14,39 +15,53 @@ extern "C" {
 
 namespace scriptprof::lua::module {
 
-TimerClock parse_clock(lua_State* L, int arg, const char* value) {
-  if (std::strcmp(value, "cpu") == 0) return TimerClock::Cpu;
-  if (std::strcmp(value, "wall") == 0) return TimerClock::Wall;
-  luaL_argerror(L, arg, lua_pushfstring(L, "clock must be \"cpu\" or \"wall\", got \"%s\"", value));
-  return TimerClock::Cpu;
-}
+namespace {
 
-void set_hz(lua_State* L, int arg, double hz, SamplerSettings* s) {
-  const char* bad = nullptr;
-  {
-    std::string error;
-    if (!parse_hz(hz, &s->period_ns, &error)) bad = lua_pushstring(L, error.c_str());
+// A Lua value as the run-option table reads it (strings stay on the stack, anchoring the view).
+OptionValue option_value(lua_State* L, int index) {
+  switch (lua_type(L, index)) {
+    case LUA_TBOOLEAN: return OptionValue::of_bool(lua_toboolean(L, index));
+    case LUA_TNUMBER:
+      return lua_isinteger(L, index) ? OptionValue::of_int(lua_tointeger(L, index))
+                                     : OptionValue::of_number(lua_tonumber(L, index));
+    case LUA_TSTRING: return OptionValue::of_string(lua_tostring(L, index));
+    default: {
+      OptionValue v;
+      v.type_name = luaL_typename(L, index);
+      return v;
+    }
   }
-  if (bad) luaL_argerror(L, arg, bad);  // the message lives on the Lua stack, error is gone
 }
 
-const char kRunOptionNames[] =
-    "hz, loop, count_calls, count_list, full_stacks, clock, display, file, gc, alloc, max_samples, "
-    "interpret_closures, except_processes, start_sampling";
+// The module's own options, beside the run options every front end shares (run_options.hpp).
+const char kModuleOptionNames[] = "loop, display, file, count_list, except_processes";
 
-// hz_or_options: nil, a rate in Hz, or a table of kRunOptionNames. Unknown keys are errors: a
-// typo must not pass silently.
+}  // namespace
+
+void set_run_option(lua_State* L, int arg, RunSettings* settings, const char* name, int value, bool positional) {
+  char message[512];
+  bool bad = false;
+  {
+    std::string error;  // freed before any Lua error unwinds past it
+    if (!scriptprof::set_run_option(settings, name, option_value(L, value), &error)) {
+      std::snprintf(message, sizeof message, positional ? "%s %s" : "option '%s' %s", name, error.c_str());
+      bad = true;
+    }
+  }
+  if (bad) luaL_argerror(L, arg, message);
+}
+
+// hz_or_options: nil, a rate in Hz, or a table of run options and kModuleOptionNames. Unknown
+// keys are errors: a typo must not pass silently.
 RunOptions parse_run_options(lua_State* L, int arg) {
   RunOptions o;
   arg = lua_absindex(L, arg);
-  std::string error;
-  set_hz(L, arg, 100.0, &o.sampler);
   switch (lua_type(L, arg)) {
     case LUA_TNONE:
     case LUA_TNIL:
       return o;
     case LUA_TNUMBER:
-      set_hz(L, arg, lua_tonumber(L, arg), &o.sampler);
+      set_run_option(L, arg, &o.sampler, "hz", arg, true);
       return o;
     case LUA_TTABLE:
       o.table = arg;
@@ -74,37 +89,11 @@ RunOptions parse_run_options(lua_State* L, int arg) {
       }
       lua_pop(L, 1);  // the nil that ended the list
     };
-    // The plain on/off options.
-    const struct { const char* name; bool* field; } flags[] = {
-        {"count_calls", &o.sampler.count_calls},       {"full_stacks", &o.sampler.full_stacks},
-        {"gc", &o.sampler.gc_samples},                 {"interpret_closures", &o.sampler.interpret_closures},
-        {"start_sampling", &o.sampler.start_sampling}, {"display", &o.display},
-    };
-    bool* flag = nullptr;
-    for (const auto& f : flags)
-      if (std::strcmp(key, f.name) == 0) flag = f.field;
-    if (flag) {
+    if (is_run_option(key)) {
+      set_run_option(L, arg, &o.sampler, key, -1, false);
+    } else if (std::strcmp(key, "display") == 0) {
       need(LUA_TBOOLEAN);
-      *flag = lua_toboolean(L, -1);
-    } else if (std::strcmp(key, "hz") == 0) {
-      if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
-        o.sampler.sample_time = false;  // hz=false: no time sampling (gc or space only)
-      } else {
-        need(LUA_TNUMBER);
-        set_hz(L, arg, lua_tonumber(L, -1), &o.sampler);
-      }
-    } else if (std::strcmp(key, "alloc") == 0) {
-      if (lua_type(L, -1) == LUA_TBOOLEAN) {
-        o.sampler.alloc_bytes = lua_toboolean(L, -1) ? kDefaultAllocBytes : 0;
-      } else if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1) {
-        luaL_argerror(L, arg, "option 'alloc' must be true or the mean bytes between samples (an integer >= 1)");
-      } else {
-        o.sampler.alloc_bytes = static_cast<std::uint64_t>(lua_tointeger(L, -1));
-      }
-    } else if (std::strcmp(key, "max_samples") == 0) {
-      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0)
-        luaL_argerror(L, arg, "option 'max_samples' must be an integer >= 0 (0: no bound)");
-      o.sampler.max_samples = static_cast<std::uint64_t>(lua_tointeger(L, -1));
+      o.display = lua_toboolean(L, -1);
     } else if (std::strcmp(key, "count_list") == 0) {
       list_of(LUA_TFUNCTION);
     } else if (std::strcmp(key, "except_processes") == 0) {
@@ -113,14 +102,12 @@ RunOptions parse_run_options(lua_State* L, int arg) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
         luaL_argerror(L, arg, "option 'loop' must be an integer >= 1");
       o.loop = lua_tointeger(L, -1);
-    } else if (std::strcmp(key, "clock") == 0) {
-      need(LUA_TSTRING);
-      o.sampler.clock = parse_clock(L, arg, lua_tostring(L, -1));
     } else if (std::strcmp(key, "file") == 0) {
       need(LUA_TSTRING);
       o.file = lua_tostring(L, -1);
     } else {
-      luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s' (known: %s)", key, kRunOptionNames));
+      luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s' (known: %s, %s)", key, run_option_names().c_str(),
+                                            kModuleOptionNames));
     }
     lua_pop(L, 1);
   }

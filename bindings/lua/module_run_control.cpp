@@ -201,7 +201,7 @@ int l_reset(lua_State* L) {
   st.period_ns = static_cast<std::uint64_t>(std::llround(period * 1e9));
   st.count_calls = lua_toboolean(L, 3);
   st.full_stacks = lua_toboolean(L, 4);
-  if (!lua_isnoneornil(L, 5)) st.clock = parse_clock(L, 5, luaL_checkstring(L, 5));
+  if (!lua_isnoneornil(L, 5)) set_run_option(L, 5, &st, "clock", 5, true);
   attach_sampler(L)->reset();
   return 0;
 }

@@ -19,18 +19,6 @@ extern "C" {
 
 namespace scriptprof::lua {
 
-bool parse_hz(double hz, std::uint64_t* period_ns, std::string* error) {
-  if (std::isnan(hz) || !(hz > 0.0) || hz > kMaxHz) {
-    char buf[64];
-    if (std::isnan(hz)) std::snprintf(buf, sizeof buf, "nan");
-    else std::snprintf(buf, sizeof buf, "%.14g", hz);
-    *error = std::string("hz must be a number in (0, 100000], got ") + buf;
-    return false;
-  }
-  *period_ns = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(1e9 / hz)));
-  return true;
-}
-
 namespace module {
 
 int module_state_gc(lua_State* L) {

@@ -30,7 +30,6 @@ namespace scriptprof::lua {
 
 // The engine's run settings, and what only the Lua adapter reads.
 struct SamplerSettings : RunSettings {
-  bool interpret_closures = false;       // closures of one prototype stay apart
   bool native_zones = false;             // embedded: the running fiber's zones are every sample's
                                          // outer frames, and each fiber is a process
   bool keep_chunk_text = false;          // keep each chunk's text for annotation (source_of)

@@ -46,9 +46,14 @@ expect_error("number or table expected, got string", profiler.statprof, noop, "f
 expect_error("function expected, got no value", profiler.statprof)
 expect_error("function expected, got number", profiler.statprof, 42)
 expect_error("unknown option 'hx'", profiler.statprof, noop, {hx = 10})
-expect_error("clock must be \"cpu\" or \"wall\", got \"gpu\"", profiler.statprof, noop, {clock = "gpu"})
+expect_error("option 'clock' must be \"cpu\" or \"wall\", got \"gpu\"", profiler.statprof, noop, {clock = "gpu"})
 expect_error("option 'loop' must be an integer >= 1", profiler.statprof, noop, {loop = 0})
-expect_error("option 'count_calls' must be a boolean", profiler.statprof, noop, {count_calls = 1})
+expect_error("option 'count_calls' must be a boolean, got 1", profiler.statprof, noop, {count_calls = 1})
+-- The run options' checks are the ones luaprof and the C API use (run_options.cpp).
+expect_error("option 'max_samples' must be an integer >= 0 %(0: no bound%), got %-1", profiler.statprof, noop, {max_samples = -1})
+expect_error("option 'hz' must be a number in %(0, 100000%] or false, got \"fast\"", profiler.statprof, noop, {hz = "fast"})
+expect_error("option 'alloc' must be true, false or the mean bytes", profiler.statprof, noop, {alloc = 0.5})
+expect_error("option 'gc' must be a boolean, got a table", profiler.statprof, noop, {gc = {}})
 expect_error("at least 10 microseconds", profiler.reset, 0, 0, false)
 expect_error("at least 10 microseconds", profiler.reset, 0, 0 / 0, false)
 

@@ -111,9 +111,10 @@ if not sanitized then
 end
 
 -- Bad command lines: a clear message and status 1, before any script runs.
-for _, bad in ipairs({{"--hz 0 x.lua", "--hz: hz must be a number in (0, 100000], got 0"},
-                      {"--hz fast x.lua", "--hz: 'fast' is not a number"},
-                      {"--clock gpu x.lua", "--clock must be cpu or wall, got 'gpu'"},
+for _, bad in ipairs({{"--hz 0 x.lua", "--hz must be a number in (0, 100000], got 0"},
+                      {"--hz fast x.lua", "--hz must be a number in (0, 100000] or false, got \"fast\""},
+                      {"--clock gpu x.lua", "--clock must be \"cpu\" or \"wall\", got \"gpu\""},
+                      {"--max-samples -1 x.lua", "--max-samples must be an integer >= 0 (0: no bound), got -1"},
                       {"--frobnicate x.lua", "unknown option '--frobnicate'"},
                       {"", "no script given"},
                       {"--hz", "--hz: 1 required TEXT missing"}}) do

@@ -55,9 +55,9 @@ H.check(out:find("\n3 #<Function churn %(") and out:find("\n3 #<Function spin %(
 
 -- Bad values name the option.
 out, err, code = run("--alloc 0 " .. script)
-H.check(code ~= 0 and err:find("--alloc: '0' is not an integer >= 1", 1, true), "%s", err)
+H.check(code ~= 0 and err:find("--alloc must be true, false or the mean bytes between samples (an integer >= 1), got 0", 1, true), "%s", err)
 out, err, code = run("--max-samples lots " .. script)
-H.check(code ~= 0 and err:find("--max-samples: 'lots'", 1, true), "%s", err)
+H.check(code ~= 0 and err:find('--max-samples must be an integer >= 0 (0: no bound), got "lots"', 1, true), "%s", err)
 
 os.execute("rm -rf " .. dir)
 H.done()

@@ -18,6 +18,7 @@
 
 #include "scriptprof/allocation_countdown.hpp"
 #include "scriptprof/profile.hpp"
+#include "scriptprof/run_options.hpp"
 #include "scriptprof/sampling_budget.hpp"
 #include "scriptprof/sampling_timer.hpp"
 
@@ -28,21 +29,6 @@ enum class SampleKind : std::uint8_t { Time, Gc, Space };
 
 // Allegro's profiler-status.
 enum class RunStatus : std::uint8_t { Inactive, Suspended, Sampling, Saved, Analyzed };
-
-// What a run collects: the same for every interpreter.
-struct RunSettings {
-  TimerClock clock = TimerClock::Cpu;
-  std::uint64_t period_ns = 10'000'000;  // 100 Hz
-  bool sample_time = true;               // the timer samples stacks (off: gc or space only)
-  bool count_calls = false;              // exact calls through the runtime's call events
-  bool full_stacks = false;              // keep every sample (timeline), not only the tree
-  bool gc_samples = false;               // a stack sample after every GC cycle (statprof's gcprof)
-  std::uint64_t alloc_bytes = 0;         // mean bytes between allocation samples (0: off)
-  std::uint64_t max_samples = 100'000;   // stacks per profile before collection stops (0: no bound)
-  bool start_sampling = true;            // false: started but suspended (Allegro's start-sampling-p)
-  bool hold_clock = false;               // program time waits for release_clock(): the caller
-                                         // has more set-up before the profiled code runs
-};
 
 // What a runtime can do; the engine refuses a run that needs more, naming the runtime.
 struct Capabilities {
