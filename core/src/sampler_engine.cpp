@@ -161,6 +161,7 @@ std::uint64_t SamplerEngine::profile_time() const {
 void SamplerEngine::reset() {
   if (active_) return;
   fresh_profiles(profiles_);
+  named_processes_.clear();
   elapsed_before_ns_ = 0;
   last_leaf_ = last_space_leaf_ = kNoNode;
   ran_ = analyzed_ = false;
@@ -178,6 +179,12 @@ FunctionId SamplerEngine::add_function(FunctionInfo info) {
   profiles_[1]->add_function(info);
   profiles_[2]->add_function(std::move(info));
   return id;
+}
+
+void SamplerEngine::name_process(std::uint32_t id, const std::string& name, std::uint32_t os_thread) {
+  if (std::find(named_processes_.begin(), named_processes_.end(), id) != named_processes_.end()) return;
+  named_processes_.push_back(id);
+  for (auto& p : profiles_) p->add_thread(id, name, os_thread);
 }
 
 void SamplerEngine::rename_function(FunctionId id, const std::string& name) {

@@ -42,8 +42,7 @@ void LuaSampler::update_excluded() {
 // ---- Coroutines -----------------------------------------------------------------------------
 
 void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
-  if (chain_.empty() || chain_.back() != from) chain_.assign(1, from);
-  chain_.push_back(co);
+  chain_.enter(from, co);
   // Hooked from C, or before the run: counted from now on (Lua work, before the critical part).
   if (engine_.active() && counting_ && lua_gethook(co) != sampler_hook && !lifted(from, co)) take_over_hook(from, co);
   bool was_critical = engine_.enter_critical();
@@ -59,12 +58,7 @@ void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
 }
 
 void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
-  if (!chain_.empty() && chain_.back() == co) {
-    chain_.pop_back();
-  } else {
-    chain_.assign(1, from);
-  }
-  if (chain_.empty()) chain_.push_back(from);
+  chain_.leave(co, from);
   bool was_critical = engine_.enter_critical();
   current_.store(from, std::memory_order_release);
   update_excluded();
@@ -105,12 +99,10 @@ void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {
   bool was_critical = engine_.enter_critical();
   disarm(false);
   engine_.leave_critical(was_critical);
-  from->saved_chain.assign(chain_.begin(), chain_.end());
-  chain_.clear();
-  for (void* s : to->saved_chain) chain_.push_back(static_cast<lua_State*>(s));
-  if (chain_.empty() && to->script) chain_.push_back(static_cast<lua_State*>(to->script));
+  chain_.swap_out(&from->saved_chain);
+  chain_.swap_in(to->saved_chain, to->script);
   // A fiber that runs no Lua of this universe: ticks wait for its zones (sample_now).
-  lua_State* running = chain_.empty() ? nullptr : chain_.back();
+  lua_State* running = static_cast<lua_State*>(chain_.running());
   if (running && engine_.active() && counting_ && lua_gethook(running) != sampler_hook && !lifted(running, running))
     take_over_hook(running, running);
   was_critical = engine_.enter_critical();

@@ -121,7 +121,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   verify_state_layout(L);  // once per process
 
   // Whatever ran before, L runs now.
-  if (chain_.empty() || chain_.back() != L) chain_.assign(1, L);
+  chain_.run(L);
   current_ = L;
   update_excluded();
   if (counting_) {
@@ -144,7 +144,7 @@ bool LuaSampler::resume_sampling(lua_State* L, std::string* error, bool hold_clo
     // since it was suspended).
     armed_ = nullptr;
     pending_c_ = {};
-    if (chain_.empty() || chain_.back() != L) chain_.assign(1, L);
+    chain_.run(L);
     current_ = L;
     update_excluded();
   }
@@ -368,11 +368,7 @@ void LuaSampler::append_c_frame(const void* fn) {
 std::uint32_t LuaSampler::current_process() {
   if (!settings_.native_zones) return 0;
   const native::Fiber& f = *native::current_fiber();
-  if (std::find(processes_.begin(), processes_.end(), f.process) == processes_.end()) {
-    processes_.push_back(f.process);
-    for (SampleKind k : {SampleKind::Time, SampleKind::Gc, SampleKind::Space})
-      engine_.profile(k).add_thread(f.process, f.name, native::host_thread_of(f));
-  }
+  engine_.name_process(f.process, f.name, native::host_thread_of(f));
   return f.process;
 }
 

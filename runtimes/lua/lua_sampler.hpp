@@ -21,6 +21,7 @@ extern "C" {
 #include <vector>
 
 #include "scriptprof/profile.hpp"
+#include "scriptprof/process_chain.hpp"
 #include "scriptprof/sampler_engine.hpp"
 #include "pointer_id_map.hpp"
 #include "lua_state_layout.hpp"
@@ -240,7 +241,6 @@ class LuaSampler final : private RuntimeAdapter {
   static bool global_name(lua_State* L, lua_Debug* ar, std::string* out);
   void remember_closure(lua_State* L, lua_Debug* ar, FunctionId id);
   void learn_c_names(lua_State* L);
-  std::uint32_t chain_index(lua_State* L) const;
   std::uint32_t current_process();                  // fills the profiles' thread list as needed
 
   lua_State* main_;                                // main thread of the universe
@@ -272,7 +272,7 @@ class LuaSampler final : private RuntimeAdapter {
   std::vector<int>& lines_ = engine_.lines();      // the engine's sink: current line per frame
   int line_ = 0;                                   // current line of the frame intern() saw last
 
-  std::vector<lua_State*> chain_;                  // resumer chain: chain_[i] resumed chain_[i+1]
+  ProcessChain chain_;                             // the running coroutine and its resumers
   std::unordered_set<void*> boundaries_;           // profiler entry points (C functions)
   std::unordered_set<void*> own_;                  // other profiler C functions
   bool program_hooks_ = false;                     // counting: some thread has a program hook
@@ -298,7 +298,6 @@ class LuaSampler final : private RuntimeAdapter {
   std::vector<FunctionId>& frames_ = engine_.frames();  // the engine's sink: one walk
   std::vector<std::pair<void (*)(void*), void*>> destroy_listeners_;
   std::vector<FunctionId> zone_ids_;               // native zone -> its function
-  std::vector<std::uint32_t> processes_;           // processes the profiles have named
 };
 
 }  // namespace scriptprof::lua

@@ -9,12 +9,6 @@
 
 namespace scriptprof::lua {
 
-std::uint32_t LuaSampler::chain_index(lua_State* L) const {
-  for (std::size_t i = chain_.size(); i-- > 0;)
-    if (chain_[i] == L) return static_cast<std::uint32_t>(i);
-  return UINT32_MAX;
-}
-
 // Fills frames_ and lines_ root first, ready for record().
 void LuaSampler::walk_sample(lua_State* L, int first_level) {
   frames_.clear();
@@ -29,7 +23,7 @@ void LuaSampler::walk_sample(lua_State* L, int first_level) {
 // chain, until a profiler entry point (everything below it is the caller's, not the profiled
 // function's). Returns true when it stopped at such a boundary.
 bool LuaSampler::walk(lua_State* L, int first_level) {
-  std::uint32_t idx = chain_index(L);
+  std::size_t idx = chain_.index_of(L);
   lua_State* s = L;
   const bool linear = frame_walk_verified(L);  // frames come with i_ci, so the func slot is readable
   for (;;) {
@@ -68,8 +62,8 @@ bool LuaSampler::walk(lua_State* L, int first_level) {
         run_id = id;
       }
     }
-    if (idx == UINT32_MAX || idx == 0) return false;
-    s = chain_[--idx];
+    if (idx == ProcessChain::kNotInChain || idx == 0) return false;
+    s = static_cast<lua_State*>(chain_.at(--idx));
     first_level = 0;
   }
 }

@@ -45,10 +45,8 @@ void NativeSampler::sample_now() {
   engine_.enter_sampling();
   std::uint64_t at = engine_.pending_since_ns();
   std::uint64_t ticks = engine_.take_ticks();
-  Profile& p = engine_.profile(SampleKind::Time);
   const Fiber& f = *current_fiber();
-  if (p.threads.empty() || p.threads.back().id != f.process)  // add_thread skips known ids
-    p.add_thread(f.process, f.name, host_thread_of(f));
+  engine_.name_process(f.process, f.name, host_thread_of(f));
   std::vector<FunctionId>& frames = engine_.frames();
   frames.clear();
   engine_.lines().clear();

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "scriptprof/process_chain.hpp"
 #include "scriptprof/sampler_engine.hpp"
 
 using namespace scriptprof;
@@ -181,6 +182,71 @@ TEST_CASE("engine: processes keep their own call trees") {
   CHECK(p.sample_count() == 5);
   CHECK(p.tree.roots().size() == 2);
   CHECK(check_invariants(p).empty());
+}
+
+TEST_CASE("engine: a named process is named in every profile, and again after a reset") {
+  Run r;
+  for (int round = 0; round < 2; ++round) {
+    r.engine.reset();
+    r.start();
+    for (int i = 0; i < 3; ++i) r.engine.name_process(7, "worker 7", 4242);  // once per sample
+    r.engine.stop();
+    for (SampleKind k : {SampleKind::Time, SampleKind::Gc, SampleKind::Space}) {
+      int named = 0;
+      for (const auto& t : r.engine.profile(k).threads) {
+        if (t.id != 7) continue;
+        ++named;
+        CHECK(t.name == "worker 7");
+        CHECK(t.os_thread == 4242);
+      }
+      CHECK(named == 1);
+    }
+  }
+}
+
+TEST_CASE("process chain: a resumed process runs on its resumer; a missed switch starts over") {
+  int a, b, c, d;
+  ProcessChain chain;
+  CHECK(chain.running() == nullptr);
+  chain.run(&a);
+  chain.enter(&a, &b);
+  chain.enter(&b, &c);
+  REQUIRE(chain.size() == 3);
+  CHECK(chain.running() == &c);
+  CHECK(chain.index_of(&a) == 0);
+  CHECK(chain.index_of(&c) == 2);
+  CHECK(chain.index_of(&d) == ProcessChain::kNotInChain);
+  chain.leave(&c, &b);  // c yields to b
+  CHECK(chain.size() == 2);
+  CHECK(chain.running() == &b);
+  chain.enter(&d, &c);  // resumed by d, which the adapter never saw run: d is the new root
+  CHECK(chain.size() == 2);
+  CHECK(chain.at(0) == &d);
+  chain.leave(&c, &a);  // c returns to a process not below it: a runs, alone
+  CHECK(chain.size() == 1);
+  CHECK(chain.running() == &a);
+  chain.run(&a);  // already running: unchanged
+  CHECK(chain.size() == 1);
+}
+
+TEST_CASE("process chain: a fiber switch keeps each fiber's chain") {
+  int a, b, x;
+  ProcessChain chain;
+  std::vector<void*> fiber1, fiber2;
+  chain.run(&a);
+  chain.enter(&a, &b);
+  chain.swap_out(&fiber1);
+  CHECK(chain.size() == 0);
+  chain.swap_in(fiber2, &x);  // first time: the fiber's own process alone
+  CHECK(chain.running() == &x);
+  chain.swap_out(&fiber2);
+  chain.swap_in(fiber1, &x);
+  REQUIRE(chain.size() == 2);
+  CHECK(chain.at(0) == &a);
+  CHECK(chain.running() == &b);
+  chain.swap_out(&fiber1);
+  chain.swap_in({}, nullptr);  // a fiber that runs no process of this adapter
+  CHECK(chain.running() == nullptr);
 }
 
 TEST_CASE("engine: an excluded process collects nothing, and its time is not the profile's") {

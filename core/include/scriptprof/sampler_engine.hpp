@@ -111,6 +111,9 @@ class SamplerEngine {
   // A function in every profile, with one id.
   FunctionId add_function(FunctionInfo info);
   void rename_function(FunctionId id, const std::string& name);
+  // Names process `id` (a fiber, a context the host named) in every profile, once until the
+  // next reset: cheap enough to call for every sample.
+  void name_process(std::uint32_t id, const std::string& name, std::uint32_t os_thread);
   // An exact call of `callee` from `caller` (kNoFunction: unknown), into every profile of the run.
   void record_call(FunctionId callee, FunctionId caller);
 
@@ -194,6 +197,7 @@ class SamplerEngine {
   std::uint32_t last_process_ = 0;
   std::uint64_t pending_bytes_ = 0;
   std::uint64_t pending_gc_ = 0;
+  std::vector<std::uint32_t> named_processes_;  // name_process() done in these profiles
   std::vector<FunctionId> frames_;
   std::vector<int> lines_;
 
