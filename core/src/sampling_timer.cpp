@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -155,6 +156,9 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   std::minstd_rand phase_rng(static_cast<std::uint32_t>(start_raw_ ^ (start_raw_ >> 32) ^
                                                           static_cast<std::uint64_t>(thread_tid_)));
   next_tick_ = 1 + std::uniform_int_distribution<std::uint64_t>(0, settings.period_ns - 1)(phase_rng);
+  rng_ = phase_rng() | 1u;  // any non-zero state
+  missed_ = false;
+  excluded_at_signal_ = 0;
 
   struct sigevent sev;
   std::memset(&sev, 0, sizeof sev);
@@ -174,7 +178,7 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   }
   active_.store(true, std::memory_order_release);
   struct itimerspec its;
-  its.it_interval = timespec_of(settings.period_ns);
+  its.it_interval = timespec_of(0);  // one-shot: on_signal re-arms it for the next tick
   // The first check comes at the first tick; program time never runs ahead of the clock.
   its.it_value = timespec_of(next_tick_);
   if (timer_settime(timer_id_, 0, &its, nullptr) != 0) {
@@ -197,8 +201,44 @@ std::uint64_t SamplingTimer::stop() {
   // (On the profiled thread itself no handler can be running here.)
   while (g_in_handler.load(std::memory_order_acquire) != 0 && !on_profiled_thread()) sched_yield();
   stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
-  if (stopped_program_ns_ < next_tick_) return 0;
-  return (stopped_program_ns_ - next_tick_) / settings_.period_ns + 1;
+  return cross_ticks(stopped_program_ns_);  // no handler runs now: the tick state is ours
+}
+
+std::uint64_t SamplingTimer::draw_gap() {
+  // xorshift64: a few shifts and xors on a member, safe in a signal handler.
+  rng_ ^= rng_ << 13;
+  rng_ ^= rng_ >> 7;
+  rng_ ^= rng_ << 17;
+  std::uint64_t p = settings_.period_ns;
+  return std::max<std::uint64_t>(1, p / 2 + rng_ % p);
+}
+
+std::uint64_t SamplingTimer::cross_ticks(std::uint64_t program) {
+  if (program < next_tick_) return 0;
+  std::uint64_t ticks = 0;
+  // After a long stop of the clock's owner (a debugger, a suspended VM), cross the bulk in
+  // whole periods instead of drawing each gap: the count is the same on average.
+  std::uint64_t behind = program - next_tick_;
+  if (behind / settings_.period_ns > 64) {
+    std::uint64_t bulk = behind / settings_.period_ns - 64;
+    ticks += bulk;
+    next_tick_ += bulk * settings_.period_ns;
+  }
+  while (program >= next_tick_) {
+    ++ticks;
+    next_tick_ += draw_gap();
+  }
+  return ticks;
+}
+
+// Async-signal-safe: timer_settime is on POSIX's list.
+void SamplingTimer::rearm(std::uint64_t delay_ns) {
+  struct itimerspec its;
+  its.it_interval = timespec_of(0);
+  its.it_value = timespec_of(std::max<std::uint64_t>(delay_ns, 1000));  // never a signal storm
+  // stop() clears active_ before it deletes the timer, and waits for this handler: a timer
+  // deleted under us makes this fail with EINVAL, which is harmless.
+  if (active_.load(std::memory_order_acquire)) timer_settime(timer_id_, 0, &its, nullptr);
 }
 
 std::uint64_t SamplingTimer::program_ns() const {
@@ -229,11 +269,24 @@ void SamplingTimer::on_signal() {
     // Inside the profiler's own work, program time stopped when that work began.
     std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
     std::uint64_t program = program_at(since ? since : raw);
-    if (program >= next_tick_) {
-      std::uint64_t ticks = (program - next_tick_) / settings_.period_ns + 1;
-      next_tick_ += ticks * settings_.period_ns;
-      handler_(context_, ticks, program);
-    }
+    std::uint64_t ticks = cross_ticks(program);
+    if (ticks) handler_(context_, ticks, program);
+    // Aim at the next tick. Program time runs no faster than the monotonic clock, but it
+    // lags it by the profiler's own work: aim that much later, as much as the last gap had
+    // (usually one sample's walk) and half again, so the signal seldom comes early and costs
+    // a second one; late by a few microseconds is harmless (the phase is random either way).
+    // A tick is never counted before it is due: that would move it to a time the program's
+    // phase decides (the first instruction after a held start). After two signals in a row
+    // too early (the thread sleeps, or program time is held) the next try waits at least a
+    // period, as a periodic timer would.
+    std::uint64_t excluded = excluded_profiler_.load(std::memory_order_relaxed) +
+                             excluded_handler_.load(std::memory_order_relaxed);
+    std::uint64_t lag = excluded - excluded_at_signal_;
+    excluded_at_signal_ = excluded;
+    std::uint64_t ahead = next_tick_ > program ? next_tick_ - program : 0;
+    bool missed_again = ticks == 0 && missed_;
+    missed_ = ticks == 0;
+    rearm(missed_again ? std::max(ahead, settings_.period_ns) : ahead + std::min(lag + lag / 2 + 2000, settings_.period_ns / 2));
     // Inside the profiler's work the whole stretch is excluded by leave_profiler(): adding the
     // handler's time too would exclude it twice and move program time backwards.
     if (!since) {

@@ -4,8 +4,13 @@
 // (the kernel tick). Instead a CLOCK_MONOTONIC timer aimed at the profiled thread
 // (SIGEV_THREAD_ID) fires at the requested rate, and the handler reads the chosen clock:
 // the thread's CPU clock for `Cpu` (no ticks while the thread sleeps), the monotonic clock
-// for `Wall`. Ticks are whole periods of program time since the last one, so ticks that
-// coalesce are carried as a count, never lost.
+// for `Wall`. Ticks that coalesce are carried as a count, never lost.
+//
+// Ticks fall at random points of program time: the gaps between them are drawn uniformly in
+// [period/2, 3*period/2), keeping the asked rate on average. At a fixed period, a program that
+// repeats with that period (a game's frame loop) would be sampled at the same phase every
+// time; with these gaps each tick's phase within such a repetition is uniform and independent
+// of the last. The timer is one-shot, re-armed by the handler for the next tick's time.
 //
 // Program time excludes the profiler's own work (the handler, and the adapter's sampling
 // between enter_profiler/leave_profiler), so a slow stack walk cannot create the ticks that
@@ -66,6 +71,10 @@ class SamplingTimer {
 
  private:
   std::uint64_t now() const;
+  std::uint64_t draw_gap();  // the next gap between ticks (handler, or stop() once it is quiet)
+  // Crosses every tick due by program time `program`; returns how many.
+  std::uint64_t cross_ticks(std::uint64_t program);
+  void rearm(std::uint64_t delay_ns);
   bool on_profiled_thread() const;
   std::uint64_t program_at(std::uint64_t raw) const;
 
@@ -77,6 +86,9 @@ class SamplingTimer {
   std::uint64_t start_raw_ = 0;               // clock reading at start()
   std::uint64_t stopped_program_ns_ = 0;      // program time frozen by stop()
   std::uint64_t next_tick_ = 0;               // program time of the next tick (handler only)
+  std::uint64_t rng_ = 1;                     // xorshift64 state for the gaps (handler only)
+  bool missed_ = false;                       // the last signal came before its tick (handler only)
+  std::uint64_t excluded_at_signal_ = 0;      // exclusions seen by the last signal (handler only)
   std::atomic<bool> active_{false};           // handler does nothing unless set
   std::atomic<std::uint64_t> profiler_since_{0};       // raw clock at enter_profiler, 0 outside
   std::atomic<std::uint64_t> excluded_profiler_{0};    // time inside enter/leave_profiler
