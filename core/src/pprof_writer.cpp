@@ -95,8 +95,16 @@ std::string write_pprof(const Profile& p, bool gzip) {
     field_varint(vt, 2, strings.index(unit));
     return vt;
   };
-  field_bytes(out, 1, value_type("samples", "count"));
-  field_bytes(out, 1, value_type(wall ? "wall" : "cpu", "nanoseconds"));
+  // A space profile's weights are bytes (its period the mean bytes between samples): one
+  // sample type, alloc_space/bytes, as Go's heap profiles name it. A time profile's weights
+  // are ticks: samples/count and their time.
+  const bool space = p.clock == ClockKind::Alloc;
+  if (space) {
+    field_bytes(out, 1, value_type("alloc_space", "bytes"));
+  } else {
+    field_bytes(out, 1, value_type("samples", "count"));
+    field_bytes(out, 1, value_type(wall ? "wall" : "cpu", "nanoseconds"));
+  }
 
   // Samples: one per (stack, thread), in call tree order; the leaf location first.
   const bool label_threads = p.tree.roots().size() > 1;
@@ -115,7 +123,8 @@ std::string write_pprof(const Profile& p, bool gzip) {
         }
         std::string sample;
         field_packed(sample, 1, locations);
-        field_packed(sample, 2, {node.self, node.self * p.period_ns});
+        if (space) field_packed(sample, 2, {node.self});
+        else field_packed(sample, 2, {node.self, node.self * p.period_ns});
         if (label_threads) {
           std::string label;
           field_varint(label, 1, strings.index("thread"));
@@ -149,7 +158,8 @@ std::string write_pprof(const Profile& p, bool gzip) {
     field_varint(function, 5, static_cast<std::uint64_t>(std::max(0, info.line)));
     field_bytes(out, 5, function);
   }
-  std::string period_type = value_type(wall ? "wall" : "cpu", "nanoseconds");  // before the table is written
+  // Before the string table is written.
+  std::string period_type = space ? value_type("space", "bytes") : value_type(wall ? "wall" : "cpu", "nanoseconds");
   for (const std::string& s : strings.strings()) field_bytes(out, 6, s);
   field_varint(out, 9, p.start_unix_ns);
   field_varint(out, 10, static_cast<std::uint64_t>(std::llround(p.total_seconds * 1e9)));

@@ -30,5 +30,19 @@ for pct, self, label in flat:gmatch("\n *([%d.]+) +[%d.]+ +([%d.]+)  ([^\n]+)") 
   end
 end
 H.check(top:find("big (", 1, true) and top:find("small (", 1, true), "pprof lists big and small:\n%s", top)
+
+-- A space profile is bytes in pprof (alloc_space/bytes, as Go's heap profiles), never time:
+-- pprof's total is the bytes our report says were allocated.
+local profiler = require "profiler"
+local function build() local t = {} for i = 1, 2e5 do t[i] = ("x"):rep(40) .. i end return #t end
+profiler.statprof(build, {hz = false, alloc = 65536, display = false})
+profiler.write(dir .. "/space.pb.gz", "pprof")
+profiler.display(dir .. "/space.txt")
+local kbytes = tonumber(io.open(dir .. "/space.txt"):read("a"):match("Total allocated: ([%d.]+) Kbytes"))
+local stop, sstatus = H.run(string.format("HOME=%s go tool pprof -top -symbolize=none %s/space.pb.gz", dir, dir))
+H.check(sstatus == 0 and stop:find("Type: alloc_space", 1, true), "space profile's pprof type:\n%s", stop)
+local mb = tonumber(stop:match("Total samples = ([%d.]+)MB"))
+H.check(kbytes and mb and math.abs(mb * 1024 - kbytes) <= 0.01 * kbytes,
+        "pprof total %s MB, our report %s Kbytes\n%s", tostring(mb), tostring(kbytes), stop)
 os.execute("rm -rf " .. dir)
 H.done()
