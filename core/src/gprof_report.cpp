@@ -131,18 +131,15 @@ std::string gprof_call_graph(const Profile& p) {
     row[rows[i].f] = &rows[i];
   }
   auto name = [&](FunctionId f) { return p.functions.label(f) + " [" + std::to_string(index[f]) + "]"; };
-  // Calls through an arc: exact when counted, else samples through it.
+  // Calls through an arc: exact when counted; without counts the column stays blank, as
+  // gprof leaves arcs it has no count for (samples are not calls).
   auto arc_count = [&](FunctionId from, FunctionId to) -> std::uint64_t {
-    if (counted) return p.arc_calls(from, to);
-    auto it = arcs.arc.find({from, to});
-    return it == arcs.arc.end() ? 0 : it->second;
+    return counted ? p.arc_calls(from, to) : 0;
   };
-  auto into = [&](FunctionId to) -> std::uint64_t {  // the m of n/m
-    if (counted) return row[to]->nrcalls;
-    std::uint64_t m = 0;
-    for (const auto& [pc, n] : arcs.arc)
-      if (pc.second == to && pc.first != to) m += n;
-    return m;
+  auto into = [&](FunctionId to) -> std::uint64_t { return row[to]->nrcalls; };  // the m of n/m
+  auto called = [&](std::uint64_t n, std::uint64_t m) {
+    return counted ? printf_string("%7lu/%-7lu", static_cast<unsigned long>(n), static_cast<unsigned long>(m))
+                   : printf_string("%7.7s %-7.7s", "", "");
   };
   struct Arc { FunctionId other; double self, child; std::uint64_t count; };
   auto arc_line = [&](FunctionId from, FunctionId to, FunctionId other) {
@@ -167,7 +164,7 @@ std::string gprof_call_graph(const Profile& p) {
       if (arc_count(o.f, f) > 0 || arcs.arc.count({o.f, f})) parents.push_back(arc_line(o.f, f, o.f));
       if (arc_count(f, o.f) > 0 || arcs.arc.count({f, o.f})) children.push_back(arc_line(f, o.f, o.f));
     }
-    const std::uint64_t self_arc = counted ? r.selfcalls : arc_count(f, f);
+    const std::uint64_t self_arc = counted ? r.selfcalls : 0;  // recursive calls: known only when counted
     std::sort(parents.begin(), parents.end(), [](const Arc& a, const Arc& b) {
       if (a.self + a.child != b.self + b.child) return a.self + a.child < b.self + b.child;
       return a.count < b.count;
@@ -184,8 +181,8 @@ std::string gprof_call_graph(const Profile& p) {
       out += printf_string("%6.6s %5.5s %7.7s %7.7s %7.7s %7.7s     <spontaneous>\n", "", "", "", "", "", "");
     if (self_arc) out += self_arc_line();
     for (const Arc& a : parents)
-      out += printf_string("%6.6s %5.5s %7.2f %7.2f %7lu/%-7lu     ", "", "", a.self, a.child,
-                    static_cast<unsigned long>(a.count), static_cast<unsigned long>(into(f))) + name(a.other) + "\n";
+      out += printf_string("%6.6s %5.5s %7.2f %7.2f ", "", "", a.self, a.child) + called(a.count, into(f)) + "     " +
+             name(a.other) + "\n";
     std::string idx = "[" + std::to_string(index[f]) + "]";
     out += printf_string("%-6.6s %5.1f %7.2f %7.2f", idx.c_str(), ticks ? 100.0 * (r.self + r.child) / (static_cast<double>(ticks) * period) : 0.0,
                   r.self, r.child);
@@ -197,8 +194,8 @@ std::string gprof_call_graph(const Profile& p) {
     }
     out += name(f) + "\n";
     for (const Arc& a : children)
-      out += printf_string("%6.6s %5.5s %7.2f %7.2f %7lu/%-7lu     ", "", "", a.self, a.child,
-                    static_cast<unsigned long>(a.count), static_cast<unsigned long>(into(a.other))) + name(a.other) + "\n";
+      out += printf_string("%6.6s %5.5s %7.2f %7.2f ", "", "", a.self, a.child) + called(a.count, into(a.other)) +
+             "     " + name(a.other) + "\n";
     if (self_arc) out += self_arc_line();
     out += dashes + "\n";
   }
