@@ -35,6 +35,7 @@ int profile_argument(lua_State* L, const Profile** p) {
     Profile& live = module_state(L)->live;
     live = s->profile();
     live.total_seconds = s->accumulated_seconds();
+    live.gc_seconds = live.collector_seconds();
     *p = &live;
   }
   return 1;

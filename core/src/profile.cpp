@@ -18,6 +18,14 @@ void Profile::enable_call_counts() {
     if (!c.calls) c.calls = 0;
 }
 
+double Profile::collector_seconds() const {
+  if (total_weight_ == 0) return 0.0;
+  std::uint64_t in_gc = 0;
+  for (FunctionId f = 0; f < functions.size() && f < counts_.size(); ++f)
+    if (functions.info(f).collector) in_gc += counts_[f].self;
+  return total_seconds * static_cast<double>(in_gc) / static_cast<double>(total_weight_);
+}
+
 void Profile::add_thread(std::uint32_t id, std::string thread_name, std::uint32_t os_thread) {
   for (auto& t : threads)
     if (t.id == id) {

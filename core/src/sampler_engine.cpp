@@ -130,6 +130,9 @@ void SamplerEngine::suspend() {
   double excluded_s = static_cast<double>(excluded) * static_cast<double>(settings_.period_ns) / 1e9;
   for (auto& p : profiles_) p->total_seconds += static_cast<double>(run_ns) / 1e9;
   time.total_seconds = std::max(0.0, time.total_seconds - excluded_s);
+  // The run's time in GC, measured by the time samples; every profile of the run says it.
+  double gc = time.collector_seconds();
+  for (auto& p : profiles_) p->gc_seconds = gc;
   time.health.excluded += excluded;
   time.health.signals += timer_.signals();
   time.health.ticks_merged += merged_.exchange(0);

@@ -260,6 +260,7 @@ void LuaSampler::learn_c_names(lua_State* L) {
           std::string field = lua_tostring(L, -2);
           std::string name = module == LUA_GNAME ? field : module + "." + field;
           auto [pos, inserted] = c_names_.emplace(fp, name);
+          if (name == "collectgarbage") collector_ = fp;  // Lua 5.4's only measurable GC time
           // Prefer the global name ("print") over a module path ("_G.print").
           if (!inserted && module == LUA_GNAME) pos->second = name;
         }
@@ -321,6 +322,7 @@ FunctionId LuaSampler::c_function_id(const void* fp, const char* call_site_name)
   if (it != c_ids_.end()) return it->second;
   FunctionInfo info;
   info.kind = FunctionKind::Native;
+  info.collector = key == collector_;
   if (auto n = c_names_.find(key); n != c_names_.end())
     info.name = n->second;
   else

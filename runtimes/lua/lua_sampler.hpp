@@ -280,6 +280,7 @@ class LuaSampler final : private RuntimeAdapter {
   std::unordered_map<LuaKey, FunctionId, LuaKeyHash> lua_ids_;
   std::unordered_map<void*, FunctionId> c_ids_;
   std::unordered_map<void*, std::string> c_names_; // "string.rep" for library C functions
+  void* collector_ = nullptr;                      // collectgarbage: its samples are time in GC
   // A chunk as its functions' identities need it: its source string's address, length and
   // first and last bytes tell a chunk from another loaded later at the same address, without
   // keeping its text (a chunk loaded from a string has the whole text as its source).

@@ -25,6 +25,8 @@ struct FunctionInfo {
   int line = 0;             // line where the function is defined (0 if unknown)
   int last_line = 0;        // last line of the definition (0 if unknown)
   FunctionKind kind = FunctionKind::Script;
+  bool collector = false;   // the runtime's garbage collector runs here (Lua's collectgarbage,
+                            // LuaJIT's (gc)): its samples are the profile's time in GC
 };
 
 // Owns every FunctionInfo of a profile and derives the unique display labels.

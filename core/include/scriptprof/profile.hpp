@@ -130,6 +130,9 @@ class Profile {
     return weight <= kMaxTotalWeight && total_weight_ <= kMaxTotalWeight - weight;
   }
   std::uint64_t empty_weight() const { return empty_weight_; }   // samples with no frames
+  // Time in the collector, as the samples measure it: the self weight of collector functions
+  // (FunctionInfo::collector) as a share of total_seconds.
+  double collector_seconds() const;
   const FunctionCounts& counts(FunctionId id) const { return counts_[id]; }
 
   // Drops every sample and count but keeps the settings.
