@@ -86,9 +86,6 @@ void finish_report() {
         if (profile->counts(f).cumulative > 0 &&
             (profile->functions.info(f).name == name || profile->functions.label(f) == name))
           text += "\n" + scriptprof::annotated_source(*profile, f, annotate_source(*profile, f));
-    if (profile->health.limit_reached)
-      std::fprintf(stderr, "luaprof: max_samples (%llu) reached: collection stopped early\n",
-                   static_cast<unsigned long long>(o.sampler.max_samples));
   }
   if (!o.output.empty()) {
     std::string file;

@@ -26,7 +26,7 @@ std::string report_label(const Profile& p, FunctionId f, LabelStyle style) {
 // header and footer say so.
 static std::string space_flat_report(const Profile& p, const FlatReportOptions& opt) {
   const bool counting = p.calls_counted();
-  std::string out = "%     cumulative   self             \n";
+  std::string out = limit_notice(p) + "%     cumulative   self             \n";
   out += counting ? "space    Kbytes     Kbytes   calls   procedure\n" : "space    Kbytes     Kbytes  procedure\n";
   for (const CallStats& s : compute_call_stats(p, opt.cumulative)) {
     out += guile_fixed(std::max(0.0, s.pct_time), 6, 2) + " " +
@@ -56,6 +56,7 @@ std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt)
   else
     out = counting ? "%     cumulative   self             \ntime   seconds    seconds   calls   procedure\n"
                    : "%     cumulative   self             \ntime   seconds     seconds  procedure\n";
+  out = limit_notice(p) + out;
   for (const CallStats& s : compute_call_stats(p, opt.cumulative)) {
     // Negative zero never reaches the page (FORMATS.md 1.9).
     out += guile_fixed(std::max(0.0, s.pct_time), 6, 2) + " " +

@@ -96,7 +96,7 @@ std::string statprof_tree_report(const Profile& p, LabelStyle style) {
       at = child;
     }
   });
-  std::string out;
+  std::string out = limit_notice(p);
   const double total = static_cast<double>(p.sample_weight());
   // Depth-first, children by count descending, ties by label (FORMATS.md 1.5, ours).
   std::vector<std::pair<std::size_t, std::size_t>> stack;  // (node, depth)

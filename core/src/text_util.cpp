@@ -1,5 +1,7 @@
 #include "text_util.hpp"
 
+#include "scriptprof/profile.hpp"
+
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
@@ -35,6 +37,12 @@ bool next_line(std::string_view text, std::size_t* pos, std::string_view* line) 
   *pos = end + 1;
   if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
   return true;
+}
+
+std::string limit_notice(const Profile& p) {
+  if (!p.health.limit_reached) return "";
+  return "Collection stopped at max_samples after " + std::to_string(p.health.samples_taken) +
+         " samples: later time is not in this profile.\n";
 }
 
 }  // namespace scriptprof

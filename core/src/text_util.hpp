@@ -5,6 +5,12 @@
 
 namespace scriptprof {
 
+class Profile;
+
+// The line a report opens with when max_samples stopped the collection ("" otherwise): a
+// profile of the start of a run must not pass for the whole run.
+std::string limit_notice(const Profile& p);
+
 // A name with LF and CR replaced by spaces: line-oriented formats cannot hold them.
 std::string one_line(std::string s);
 

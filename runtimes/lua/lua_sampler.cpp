@@ -10,6 +10,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <cstdio>
 
 namespace scriptprof::lua {
 
@@ -169,11 +170,12 @@ void LuaSampler::stop() {
   engine_.stop();  // inactive: the GC sentinel sees this and lets itself go
 }
 
-void LuaSampler::finish_limit(lua_State* L) {
+void LuaSampler::finish_limit(lua_State*) {
   if (!engine_.finish_limit()) return;
-  std::string msg = "profiler: max_samples (" + std::to_string(settings_.max_samples) +
-                    ") reached; collection stopped";
-  lua_warning(L, msg.c_str(), 0);
+  // Standard error, once per run: Lua's own warnings are off unless the program turns them on,
+  // and a profile that silently covers only the start of a run misleads.
+  std::fprintf(stderr, "profiler: max_samples (%llu) reached: collection stopped, the profile covers the run until then\n",
+               static_cast<unsigned long long>(settings_.max_samples));
 }
 
 // ---- Signal path ----------------------------------------------------------------------------

@@ -53,6 +53,26 @@ profiler.statprof(function() other(3e7) end, {hz = 10000, max_samples = 50, full
 local h = profiler.health()
 H.check(h.samples_taken == 50 and h.max_samples_reached, "max_samples: %d samples, reached %s", h.samples_taken, tostring(h.max_samples_reached))
 H.check(#profiler.fetch_stacks() == 50, "50 stacks kept (%d)", #profiler.fetch_stacks())
+local report = os.tmpname()
+profiler.display(report)
+local first = H.read(report):match("^[^\n]*")
+os.remove(report)
+H.check(first == "Collection stopped at max_samples after 50 samples: later time is not in this profile.",
+        "the report opens with the limit: %s", first)
+-- And standard error says so once, when it happens (Lua's own warnings are off by default).
+local script = os.tmpname()
+local fh = assert(io.open(script, "w"))
+fh:write(string.format("package.cpath = %q\n", package.cpath), [[
+  local profiler = require "profiler"
+  local function spin() local x = 0 for i = 1, 3e7 do x = x + i % 7 end return x end
+  profiler.statprof(spin, {hz = 10000, max_samples = 20, display = false})
+  io.stdout:write("done\n")
+]])
+fh:close()
+local out = H.run(H.lua .. " " .. script)
+os.remove(script)
+local _, warnings = out:gsub("profiler: max_samples %(20%) reached", "")
+H.check(warnings == 1 and out:find("done", 1, true), "one warning on standard error:\n%s", out)
 ok, e = pcall(profiler.statprof, fib, {max_samples = -1})
 H.check(not ok and e:find("max_samples", 1, true), "%s", e)
 
