@@ -7,13 +7,15 @@ namespace scriptprof {
 FunctionId Profile::add_function(FunctionInfo info) {
   FunctionId id = functions.add(std::move(info));
   counts_.emplace_back();
-  if (calls_counted_) counts_.back().calls = 0;
+  if (every_function_counted_) counts_.back().calls = 0;
   seen_stamp_.push_back(0);
   return id;
 }
 
-void Profile::enable_call_counts() {
+void Profile::enable_call_counts(bool every_function) {
   calls_counted_ = true;
+  if (!every_function) return;
+  every_function_counted_ = true;
   for (auto& c : counts_)
     if (!c.calls) c.calls = 0;
 }

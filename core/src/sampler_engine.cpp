@@ -35,7 +35,7 @@ std::string SamplerEngine::refusal(const RunSettings& s) const {
   return {};
 }
 
-bool SamplerEngine::start(const RunSettings& settings, bool counting, std::string* error) {
+bool SamplerEngine::start(const RunSettings& settings, bool counting, std::string* error, bool listed_only) {
   if (active_) {
     if (error) *error = "the profiler is already active";
     return false;
@@ -62,7 +62,7 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
       p.period_ns = settings.alloc_bytes;
     }
     p.keep_samples = settings.full_stacks;
-    if (counting_) p.enable_call_counts();
+    if (counting_) p.enable_call_counts(!listed_only);
     if (p.threads.empty()) p.add_thread(0, "main");
     if (p.start_unix_ns == 0) p.start_unix_ns = now_unix_ns;
   }

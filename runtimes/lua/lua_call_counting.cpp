@@ -127,6 +127,20 @@ void LuaSampler::count_call_slowly(lua_State* L, const lua_Debug* frame) {
 }
 
 
+// The listed functions met in the run were counted: 0 calls is a count for them (one that ran
+// from before the run, or was only sampled). Functions not listed stay "not counted".
+void LuaSampler::mark_listed_counted(lua_State* L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kCountListKey) == LUA_TTABLE) {
+    for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; ++i) {
+      FunctionId id;
+      if (find_function_value(L, -1, &id)) engine_.mark_counted(id);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);  // the nil that ended the list
+  }
+  lua_pop(L, 1);
+}
+
 void LuaSampler::set_count_list(lua_State* L, int idx) {
   if (engine_.active()) return;
   idx = lua_absindex(L, idx);

@@ -115,7 +115,8 @@ Capabilities LuaSampler::capabilities() const {
 }
 
 bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::string* error) {
-  if (!engine_.start(settings, settings.count_calls || !count_list_.empty(), error)) return false;
+  const bool listed_only = !settings.count_calls && !count_list_.empty();
+  if (!engine_.start(settings, settings.count_calls || listed_only, error, listed_only)) return false;
   settings_ = settings;
   counting_ = engine_.counting();
   learn_c_names(L);
@@ -165,6 +166,7 @@ void LuaSampler::stop() {
     for (lua_State* thread : {running, main_})
       if (thread && lua_gethook(thread) == sampler_hook) lua_sethook(thread, nullptr, 0, 0);
     restore_thread_hooks(main_);
+    if (!count_list_.empty()) mark_listed_counted(main_);
   }
   remove_space_hooks(main_);
   engine_.stop();  // inactive: the GC sentinel sees this and lets itself go

@@ -226,6 +226,7 @@ class LuaSampler final : private RuntimeAdapter {
   void remove_space_hooks(lua_State* L);
   void new_gc_sentinel(lua_State* L);
   void update_excluded();
+  void mark_listed_counted(lua_State* L);           // count list: listed functions show 0, not blank
   void finish_limit(lua_State* L);                  // suspends when max_samples was reached
   void count_call(lua_State* L, const lua_Debug* ar);
   void count_call_slowly(lua_State* L, const lua_Debug* ar);

@@ -137,3 +137,25 @@ TEST_CASE("labels are unique and readable") {
   CHECK(p.functions.label(a1) == "better (x.lua:1)");
   CHECK(p.functions.label(a2) == "a (x.lua:1)");
 }
+
+TEST_CASE("a count list: only marked functions have a count, the others are unknown, not 0") {
+  Profile p;
+  FunctionId listed = p.add_function({"listed", "a.lua", 1});
+  FunctionId other = p.add_function({"other", "a.lua", 9});
+  p.enable_call_counts(false);
+  FunctionId later = p.add_function({"later", "a.lua", 20});
+  CHECK(p.calls_counted());
+  p.mark_counted(listed);
+  CHECK(p.counts(listed).calls == std::optional<std::uint64_t>{0});
+  CHECK_FALSE(p.counts(other).calls.has_value());
+  CHECK_FALSE(p.counts(later).calls.has_value());
+  p.add_call(listed, kNoFunction);
+  p.mark_counted(listed);  // marking keeps what was counted
+  CHECK(p.counts(listed).calls == std::optional<std::uint64_t>{1});
+  Profile every;
+  every.add_function({"f", "a.lua", 1});
+  every.enable_call_counts();
+  FunctionId g = every.add_function({"g", "a.lua", 5});
+  CHECK(every.counts(0).calls == std::optional<std::uint64_t>{0});
+  CHECK(every.counts(g).calls == std::optional<std::uint64_t>{0});
+}

@@ -6,18 +6,32 @@ local H = dofile("harness.lua")
 local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
 local function other(n) local x = 0 for i = 1, n do x = x + i end return x end
 
--- count_list: exact counts of the listed functions only.
-profiler.statprof(function() fib(20); for _ = 1, 7 do other(10) end end,
+-- count_list: exact counts of the listed functions only; the others are "not counted" (nil),
+-- never a made-up 0.
+profiler.statprof(function() fib(20); for _ = 1, 7 do other(1e6) end end,
                   {hz = 1000, count_list = {fib}, display = false})
 local counts = H.counts(profiler)
 local f = H.find(counts, "fib")
 H.check(f and f.calls == 21891, "count_list: fib(20) = 21891 calls (%s)", f and f.calls)
 local o = H.find(counts, "other")
-H.check(o == nil or o.calls == 0, "count_list: other is not counted (%s)", o and o.calls)
+H.check(o and o.calls == nil, "count_list: other is sampled and not counted (%s)", o and tostring(o.calls))
 local path = os.tmpname()
 profiler.report("call-counts", path)
 local listing = io.open(path):read("a")
 H.check(listing:match("^21891 #<Function fib %(.-:6%)>\n"), "show-call-counts listing:\n%s", listing)
+-- A listed function that runs but is not called during the run was counted: 0 calls.
+local function listed_runner()
+  profiler.start_profiler{hz = 1000, count_list = {listed_runner, fib}}
+  other(5e6)
+  profiler.stop_profiler()
+end
+listed_runner()
+counts = H.counts(profiler)
+local r = H.find(counts, "listed_runner")
+H.check(r and r.calls == 0, "count_list: a listed function running since before the run has 0 calls (%s)",
+        r and tostring(r.calls))
+o = H.find(counts, "other")
+H.check(o and o.calls == nil, "count_list: unlisted other not counted (%s)", o and tostring(o.calls))
 local ok, e = pcall(profiler.statprof, fib, {count_list = {fib, "fib"}})
 H.check(not ok and e:find("option 'count_list' must be a list of functions, item 2 is a string", 1, true), "%s", e)
 

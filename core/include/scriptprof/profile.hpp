@@ -109,8 +109,13 @@ class Profile {
   void add_arc_calls(FunctionId caller, FunctionId callee, std::uint64_t n);
   // Sets a function's call counts outright (readers of saved profiles; nullopt = unknown).
   void set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls = 0);
-  // Marks call counting on, so functions never called show 0 rather than unknown.
-  void enable_call_counts();
+  // Marks call counting on. For every function (the default), functions never called show 0
+  // rather than unknown; otherwise only those given to mark_counted() (a count list) do.
+  void enable_call_counts(bool every_function = true);
+  // `f`'s calls were counted: 0 rather than unknown when it was never called.
+  void mark_counted(FunctionId f) {
+    if (f < counts_.size() && !counts_[f].calls) counts_[f].calls = 0;
+  }
   bool calls_counted() const { return calls_counted_; }
 
   // Adds a function (keeps the per-function arrays in step with the table).
@@ -149,6 +154,7 @@ class Profile {
   std::uint64_t total_weight_ = 0;
   std::uint64_t empty_weight_ = 0;
   bool calls_counted_ = false;
+  bool every_function_counted_ = false;  // calls_counted_ for all, not a count list
   // Per callee, its callers and their calls: a function has few callers, and a short scan with
   // the last hit moved to the front beats hashing on every counted call.
   std::vector<std::vector<std::pair<FunctionId, std::uint64_t>>> callers_;

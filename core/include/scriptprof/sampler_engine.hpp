@@ -76,8 +76,10 @@ class SamplerEngine {
   // Refuses what the runtime cannot do, naming it. Empty when the settings are possible.
   std::string refusal(const RunSettings& settings) const;
   // A new run adding to the current profiles; suspended until resume() unless
-  // settings.start_sampling (then the caller resumes). False with a reason.
-  bool start(const RunSettings& settings, bool counting, std::string* error);
+  // settings.start_sampling (then the caller resumes). False with a reason. With `listed_only`
+  // (Allegro's count list) calls are counted for the functions the adapter marks with
+  // mark_counted() only; every other function's count is unknown, never a made-up 0.
+  bool start(const RunSettings& settings, bool counting, std::string* error, bool listed_only = false);
   // Starts or continues collection; fails once max_samples was reached.
   bool resume(std::string* error, bool hold_clock);
   // Suspends collection: the timer stops, ticks still waiting go to the last stack sampled.
@@ -114,6 +116,10 @@ class SamplerEngine {
   // Names process `id` (a fiber, a context the host named) in every profile, once until the
   // next reset: cheap enough to call for every sample.
   void name_process(std::uint32_t id, const std::string& name, std::uint32_t os_thread);
+  // `f`'s calls were counted this run (a listed function): 0 when it was never called.
+  void mark_counted(FunctionId f) {
+    for (auto& p : profiles_) p->mark_counted(f);
+  }
   // An exact call of `callee` from `caller` (kNoFunction: unknown), into every profile of the run.
   void record_call(FunctionId callee, FunctionId caller);
 
