@@ -169,6 +169,7 @@ void LuaSampler::stop() {
     if (!count_list_.empty()) mark_listed_counted(main_);
   }
   remove_space_hooks(main_);
+  qualify_names(main_);
   engine_.stop();  // inactive: the GC sentinel sees this and lets itself go
 }
 

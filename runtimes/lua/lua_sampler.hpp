@@ -222,6 +222,7 @@ class LuaSampler final : private RuntimeAdapter {
   FunctionId new_function(FunctionInfo info, std::uint32_t chunk = UINT32_MAX, std::uint8_t name_tries = 0,
                           lua_Integer closure_no = 0);
   void rename_function(FunctionId id, const std::string& name);
+  void qualify_names(lua_State* L);                 // names by where functions live (run's end)
   void install_space_hooks(lua_State* L);
   void remove_space_hooks(lua_State* L);
   void new_gc_sentinel(lua_State* L);

@@ -55,4 +55,27 @@ for _, case in ipairs({{hz = 500, periods = 1, frames = 800, parts = {update = 0
   end
   H.check_invariants(profiler, "frame loop")
 end
+
+-- Names say where a function lives, the same in every run however it was called: a method of
+-- a global class is "Vec.new" even when called through a local alias or a table slot (it was
+-- "?" or "new" by the call site), a module's function "shapes.area".
+Vec = {}
+function Vec.new(n) local t = {} for i = 1, n do t[i] = i end return t end
+package.loaded.shapes = {area = function(n) local s = 0 for i = 1, n do s = s + i * i % 7 end return s end}
+local slots = {Vec.new}
+local area = require("shapes").area
+local labels = {}
+for run = 1, 2 do
+  profiler.statprof(function()
+    for _ = 1, 40 do slots[1](2e4); area(4e4) end
+  end, {hz = 1000, display = false})
+  local named = H.counts(profiler)
+  local _, new_label = H.find(named, "Vec.new (")
+  local _, area_label = H.find(named, "shapes.area (")
+  H.check(new_label and area_label, "run %d: qualified names, got: %s", run,
+          table.concat((function() local t = {} for k in pairs(named) do t[#t + 1] = k end return t end)(), ", "))
+  labels[run] = tostring(new_label) .. "|" .. tostring(area_label)
+end
+H.check(labels[1] == labels[2], "names stable across runs: %s / %s", labels[1], labels[2])
+Vec, package.loaded.shapes = nil, nil
 H.done()
