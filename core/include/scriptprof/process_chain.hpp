@@ -4,7 +4,7 @@
 // sample is its own frames, then its resumer's, up the chain. An adapter reports each switch;
 // the chain survives a resumer the adapter never saw (a coroutine resumed from C, a run started
 // inside a coroutine) by starting over from the process that is known to run.
-// Handles are the adapter's own (a lua_State*, an asIScriptContext*): the chain only compares
+// Handles are the adapter's own (a coroutine, a script context): the chain only compares
 // them.
 #pragma once
 #include <cstddef>
