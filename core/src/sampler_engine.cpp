@@ -249,7 +249,9 @@ bool SamplerEngine::over_budget() const {
 }
 
 PendingWeight SamplerEngine::take_pending() {
-  PendingWeight w{pending_.exchange(0, std::memory_order_acq_rel), pending_bytes_};
+  // Read before the exchange: a tick after it starts a new batch with its own oldest time.
+  std::uint64_t since = pending_since_ns();
+  PendingWeight w{pending_.exchange(0, std::memory_order_acq_rel), pending_bytes_, since};
   pending_bytes_ = 0;
   return w;
 }

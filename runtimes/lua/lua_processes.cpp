@@ -78,6 +78,7 @@ void LuaSampler::sample_now() {
   bool was_critical = engine_.enter_critical();
   disarm(false);
   engine_.leave_critical(was_critical);
+  std::uint64_t since = engine_.pending_since_ns();  // before the take: this batch's oldest tick
   std::uint64_t ticks = engine_.take_ticks();
   // Lua runs here if the running state is inside a call (the host called into Lua, and Lua
   // into the host function that is changing zones); otherwise only native code ran.
@@ -89,7 +90,7 @@ void LuaSampler::sample_now() {
   if (engine_.current_excluded())
     engine_.exclude_ticks(ticks);
   else if (ticks)
-    record(SampleKind::Time, ticks);
+    record(SampleKind::Time, ticks, since);
   engine_.leave_sampling();
   in_profiler_ = false;
   finish_limit(L ? L : main_);

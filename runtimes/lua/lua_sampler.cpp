@@ -340,7 +340,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
 }
 
 void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
-  auto [ticks, bytes] = engine_.take_pending();
+  auto [ticks, bytes, since] = engine_.take_pending();
   PendingCFrame c = pending_c_;
   pending_c_ = {};
   if (ticks == 0 && bytes == 0) return;
@@ -356,7 +356,7 @@ void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
   // The C function the tick found has returned (else the walk met its frame): it is the leaf.
   if (c.fn && !seen_ci_) append_c_frame(c.fn);
   seek_ci_ = nullptr;
-  if (ticks) record(SampleKind::Time, ticks);
+  if (ticks) record(SampleKind::Time, ticks, since);  // stamped at its first tick (timelines)
   if (bytes) record(SampleKind::Space, bytes);
 }
 
@@ -377,7 +377,7 @@ std::uint32_t LuaSampler::current_process() {
   return f.process;
 }
 
-NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight) {
+NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight, std::uint64_t at_ns) {
   std::uint32_t process = current_process();
   if (settings_.native_zones && native::current_fiber()->depth > 0) {
     // The zones open on this fiber enclose the Lua stack: they are its outer frames.
@@ -387,7 +387,7 @@ NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight) {
     frames_.insert(frames_.begin(), zones.begin(), zones.end());
     lines_.insert(lines_.begin(), zones.size(), 0);
   }
-  return engine_.record(kind, weight, process);
+  return at_ns == kNow ? engine_.record(kind, weight, process) : engine_.record(kind, weight, process, at_ns);
 }
 
 }  // namespace scriptprof::lua

@@ -216,7 +216,8 @@ class LuaSampler final : private RuntimeAdapter {
   void install_counting_hook(lua_State* L, lua_State* thread);
   void take_over_hook(lua_State* L, lua_State* thread);
   // Records the walked frames_ into one profile (under the zones open, when embedded).
-  NodeId record(SampleKind kind, std::uint64_t weight);
+  static constexpr std::uint64_t kNow = UINT64_MAX;
+  NodeId record(SampleKind kind, std::uint64_t weight, std::uint64_t at_ns = kNow);  // stamped at_ns or now
   // A function in every profile (same id), with its per-id bookkeeping: the chunk of a Lua
   // function, how many call sites may still name it, its closure number.
   FunctionId new_function(FunctionInfo info, std::uint32_t chunk = UINT32_MAX, std::uint8_t name_tries = 0,

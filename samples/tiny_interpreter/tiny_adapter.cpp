@@ -65,7 +65,7 @@ void TinyAdapter::safe_point(void* self_ptr) {
       e.frames().push_back(self->ids_[static_cast<std::size_t>(f.function)]);
       e.lines().push_back(f.line);
     }
-    e.record(SampleKind::Time, w.ticks, 0);
+    e.record(SampleKind::Time, w.ticks, 0, w.since_ns);  // stamped at its first tick
   }
   e.leave_sampling();
   if (e.finish_limit()) std::fprintf(stderr, "tiny: max_samples reached; collection stopped\n");

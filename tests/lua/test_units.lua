@@ -65,4 +65,31 @@ do
           "GC seconds %s in the report, %.3f s timed inside collectgarbage (total %s)", tostring(gc), in_gc, tostring(total))
   live = nil
 end
+-- Timelines: a long C call is sampled once, when it returns, with the weight of every tick
+-- it took. Its event must cover that time: the sample is stamped at its first tick. A 0.4 s
+-- table.sort was a 0.5 ms event and a hole before.
+do
+  local t = {}
+  for i = 1, 1e6 do t[i] = (i * 7919) % 1000003 end
+  local spent
+  profiler.statprof(function()
+    local x = H.spin(2e6)
+    local c = os.clock()
+    table.sort(t)
+    spent = os.clock() - c
+    return x + H.spin(2e6)
+  end, {hz = 1000, full_stacks = true, display = false})
+  local path = os.tmpname()
+  profiler.write(path, "chrome")
+  local text = H.read(path)
+  os.remove(path)
+  local open, total = nil, 0
+  for name, ph, ts in text:gmatch('"name":"([^"]*)","ph":"([BE])","pid":%d+,"tid":%d+,"ts":([%d.]+)') do
+    if name:find("table.sort", 1, true) then
+      if ph == "B" then open = tonumber(ts) elseif open then total = total + tonumber(ts) - open end
+    end
+  end
+  H.check(total / 1e6 >= 0.8 * spent and total / 1e6 <= 1.2 * spent + 0.01,
+          "table.sort's timeline event %.1f ms for %.1f ms spent in it", total / 1e3, spent * 1e3)
+end
 H.done()

@@ -64,6 +64,8 @@ class RuntimeAdapter {
 struct PendingWeight {
   std::uint64_t ticks = 0;
   std::uint64_t bytes = 0;
+  std::uint64_t since_ns = 0;  // profile time of the oldest tick: the time-sample's stamp, so
+                               // that the sample covers the span its ticks stand for
 };
 
 class SamplerEngine {
