@@ -47,16 +47,15 @@ std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt)
   if (p.clock == ClockKind::Alloc) return space_flat_report(p, opt);
   const bool counting = p.calls_counted();
   const bool guile2 = opt.layout == FlatLayout::Guile2;
-  std::string out;
+  std::string out = limit_notice(p);
   if (guile2 && counting)
-    out = "%     cumulative   self             self     total             \n"
-          "time   seconds    seconds  calls    ms/call  ms/call       name\n";
+    out += "%     cumulative   self             self     total             \n"
+           "time   seconds    seconds  calls    ms/call  ms/call       name\n";
   else if (guile2)
-    out = "%     cumulative   self             \ntime   seconds     seconds      name\n";
+    out += "%     cumulative   self             \ntime   seconds     seconds      name\n";
   else
-    out = counting ? "%     cumulative   self             \ntime   seconds    seconds   calls   procedure\n"
-                   : "%     cumulative   self             \ntime   seconds     seconds  procedure\n";
-  out = limit_notice(p) + out;
+    out += counting ? "%     cumulative   self             \ntime   seconds    seconds   calls   procedure\n"
+                    : "%     cumulative   self             \ntime   seconds     seconds  procedure\n";
   for (const CallStats& s : compute_call_stats(p, opt.cumulative)) {
     // Negative zero never reaches the page (FORMATS.md 1.9).
     out += guile_fixed(std::max(0.0, s.pct_time), 6, 2) + " " +

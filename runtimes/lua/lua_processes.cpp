@@ -93,7 +93,7 @@ void LuaSampler::sample_now() {
     record(SampleKind::Time, ticks, since);
   engine_.leave_sampling();
   in_profiler_ = false;
-  finish_limit(L ? L : main_);
+  finish_limit();
 }
 
 void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {

@@ -30,28 +30,27 @@ void LuaSampler::qualify_names(lua_State* L) {
   if (!lua_checkstack(L, 8)) return;
   int top = lua_gettop(L);
   std::map<FunctionId, std::string> names;
-  // The Lua functions of the table on top of the stack, named prefix + key.
+  // The value on top of the stack, if it is a Lua function the profile met, may take `name`.
+  auto offer = [&](const std::string& name) {
+    FunctionId id;
+    if (lua_type(L, -1) != LUA_TFUNCTION || lua_iscfunction(L, -1) || !find_function_value(L, -1, &id)) return false;
+    auto it = names.find(id);
+    if (it == names.end() || better(name, it->second)) names[id] = name;
+    return true;
+  };
+  // The fields of the table on top of the stack, named prefix + key; with `into_tables`, also
+  // the fields of its tables (a class or a module kept in a global: Vec.new).
   auto scan = [&](const std::string& prefix, bool into_tables) {
     int t = lua_gettop(L);
     lua_pushnil(L);
     while (lua_next(L, t)) {
       if (lua_type(L, -2) == LUA_TSTRING) {
         std::string name = prefix + lua_tostring(L, -2);
-        FunctionId id;
-        if (lua_type(L, -1) == LUA_TFUNCTION && !lua_iscfunction(L, -1) && find_function_value(L, -1, &id)) {
-          auto it = names.find(id);
-          if (it == names.end() || better(name, it->second)) names[id] = name;
-        } else if (into_tables && lua_type(L, -1) == LUA_TTABLE && !lua_rawequal(L, -1, t)) {
-          // A global table of functions: a class or a module kept in a global (Vec.new).
+        if (!offer(name) && into_tables && lua_type(L, -1) == LUA_TTABLE && !lua_rawequal(L, -1, t)) {
           int inner = lua_gettop(L);
           lua_pushnil(L);
           while (lua_next(L, inner)) {
-            if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TFUNCTION && !lua_iscfunction(L, -1) &&
-                find_function_value(L, -1, &id)) {
-              std::string method = name + "." + lua_tostring(L, -2);
-              auto it = names.find(id);
-              if (it == names.end() || better(method, it->second)) names[id] = method;
-            }
+            if (lua_type(L, -2) == LUA_TSTRING) offer(name + "." + lua_tostring(L, -2));
             lua_pop(L, 1);
           }
         }

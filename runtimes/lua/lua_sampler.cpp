@@ -173,7 +173,7 @@ void LuaSampler::stop() {
   engine_.stop();  // inactive: the GC sentinel sees this and lets itself go
 }
 
-void LuaSampler::finish_limit(lua_State*) {
+void LuaSampler::finish_limit() {
   if (!engine_.finish_limit()) return;
   // Standard error, once per run: Lua's own warnings are off unless the program turns them on,
   // and a profile that silently covers only the start of a run misleads.
@@ -313,7 +313,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     relift_counting_hook(L);
     engine_.leave_sampling();
     in_profiler_ = was_in_profiler;
-    finish_limit(L);
+    finish_limit();
     // The program's hook gets the events it asked for: this one, unless it is our count event.
     HostHook program = host.hook != sampler_hook ? host : program_hook(L, L);
     bool wanted = event == LUA_HOOKCOUNT ? count_due : (program.mask & event_mask(event)) != 0;

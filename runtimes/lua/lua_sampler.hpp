@@ -229,7 +229,7 @@ class LuaSampler final : private RuntimeAdapter {
   void new_gc_sentinel(lua_State* L);
   void update_excluded();
   void mark_listed_counted(lua_State* L);           // count list: listed functions show 0, not blank
-  void finish_limit(lua_State* L);                  // suspends when max_samples was reached
+  void finish_limit();                              // suspends and warns when max_samples was reached
   void count_call(lua_State* L, const lua_Debug* ar);
   void count_call_slowly(lua_State* L, const lua_Debug* ar);
   bool listed(const void* f) const;                 // in the count list (or no list)

@@ -101,7 +101,7 @@ void LuaSampler::on_gc_cycle(lua_State* L) {
     }
   }
   new_gc_sentinel(L);
-  finish_limit(L);
+  finish_limit();
 }
 
 }  // namespace scriptprof::lua
