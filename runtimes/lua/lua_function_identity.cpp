@@ -11,6 +11,8 @@ extern "C" {
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "lua_registry_keys.hpp"
 #include "lua_sampler.hpp"
@@ -20,6 +22,7 @@ namespace {
 
 constexpr std::uint8_t kNameTries = 4;  // sightings on which to look for a missing name
 constexpr std::size_t kKeptSourceName = 4096;  // "@file"/"=name" sources up to this are kept
+constexpr const char* kAnonymous = "<anonymous>";  // labels add the file and line
 
 }  // namespace
 
@@ -89,14 +92,20 @@ FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
   info.file = ar->short_src;
   info.line = ar->linedefined;
   info.last_line = ar->lastlinedefined;
+  const std::uint32_t chunk = chunk_of(ar);
+  bool unnamed = false;
   if (ar->what[0] == 'm') {
     info.kind = FunctionKind::Main;
     info.name = "main chunk";
+  } else if (const std::string* declared = declared_name(chunk, ar)) {
+    // The name in the text is the same in every run; a call site's is not.
+    info.name = declared->empty() ? kAnonymous : *declared;
   } else {
+    // No text to read (a "=name" chunk, stripped bytecode): the call site's name, when it has one.
     lua_getinfo(L, "n", ar);
-    info.name = ar->name ? ar->name : "?";
+    unnamed = !ar->name;
+    info.name = ar->name ? ar->name : kAnonymous;
   }
-  bool unnamed = info.kind == FunctionKind::Script && info.name == "?";
   // Closures are numbered once their prototype has two: a function made once needs no number.
   LuaKey key{ar->source, ar->linedefined, ar->lastlinedefined};
   auto sibling = lua_ids_.find(key);
@@ -112,7 +121,7 @@ FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
     number = ++closures_seen_;
   }
   if (number) info.name += " [closure " + std::to_string(number) + "]";
-  FunctionId id = new_function(std::move(info), chunk_of(ar), unnamed ? kNameTries : 0, number);
+  FunctionId id = new_function(std::move(info), chunk, unnamed ? kNameTries : 0, number);
   if (number) closure_by_number_.push_back(id);
   if (closure) remember_closure(L, ar, id);
   if (!second) lua_ids_[key] = id;  // the prototype's first function (closures: its first closure)
@@ -298,6 +307,25 @@ std::uint32_t LuaSampler::chunk_of(const lua_Debug* ar) {
   return index;
 }
 
+// The name function `ar` (filled with "S") is declared under in its chunk's text ("" for an
+// anonymous one), or null when the text cannot be read or does not show the function (a file
+// changed since it was loaded). The text is scanned once per chunk and not kept.
+const std::string* LuaSampler::declared_name(std::uint32_t chunk, const lua_Debug* ar) {
+  ChunkRecord& c = chunks_[chunk];
+  if (!c.scanned) {
+    c.scanned = true;
+    if (ar->source[0] == '@') {
+      std::ifstream in(ar->source + 1, std::ios::binary);
+      std::ostringstream text;
+      if (in && (text << in.rdbuf())) c.declared = declared_names(text.str());
+    } else if (ar->source[0] != '=') {
+      c.declared = declared_names(std::string_view(ar->source, ar->srclen));
+    }
+  }
+  auto it = c.declared.find({ar->linedefined, ar->lastlinedefined});
+  return it == c.declared.end() ? nullptr : &it->second;
+}
+
 // Whether function `id` belongs to the chunk whose source `ar` shows (filled with "S").
 bool LuaSampler::same_chunk(FunctionId id, const lua_Debug* ar) const {
   std::uint32_t index = fn_chunk_[id];
@@ -335,7 +363,10 @@ FunctionId LuaSampler::c_function_id(const void* fp, const char* call_site_name)
 
 std::size_t LuaSampler::own_bytes() const {
   std::size_t bytes = sizeof(*this);
-  for (const ChunkRecord& c : chunks_) bytes += sizeof(c) + c.text.capacity();
+  for (const ChunkRecord& c : chunks_) {
+    bytes += sizeof(c) + c.text.capacity();
+    for (const auto& [lines, name] : c.declared) bytes += 4 * sizeof(void*) + sizeof(lines) + name.capacity();
+  }
   // Hash maps: a node (key, value, next pointer) and a bucket each, roughly.
   constexpr std::size_t kNode = 4 * sizeof(void*);
   bytes += chunk_index_.size() * kNode + lua_ids_.size() * (kNode + sizeof(LuaKey)) + c_ids_.size() * kNode;

@@ -24,6 +24,7 @@ extern "C" {
 #include "scriptprof/process_chain.hpp"
 #include "scriptprof/sampler_engine.hpp"
 #include "pointer_id_map.hpp"
+#include "lua_declared_names.hpp"
 #include "lua_state_layout.hpp"
 #include "zones.hpp"
 
@@ -293,8 +294,11 @@ class LuaSampler final : private RuntimeAdapter {
     char head[24] = {};
     char tail[24] = {};
     std::string text;  // "@file"/"=name" sources, or the text when settings.keep_chunk_text
+    bool scanned = false;  // declared names looked for (once per chunk)
+    DeclaredNames declared;
   };
   std::uint32_t chunk_of(const lua_Debug* ar);
+  const std::string* declared_name(std::uint32_t chunk, const lua_Debug* ar);
   std::vector<ChunkRecord> chunks_;
   std::unordered_map<const void*, std::uint32_t> chunk_index_;  // source address -> latest chunk
   std::vector<std::uint32_t> fn_chunk_;            // per FunctionId: its chunk, or UINT32_MAX

@@ -78,4 +78,44 @@ for run = 1, 2 do
 end
 H.check(labels[1] == labels[2], "names stable across runs: %s / %s", labels[1], labels[2])
 Vec, package.loaded.shapes = nil, nil
+
+-- Functions no module or global holds take the name their text declares (a local function,
+-- a field of a local table), else "<anonymous>" with the line: never "?", however they are
+-- called (a pcall body, a coroutine body, a callback from C, the target of a tail call), and
+-- the same in every run.
+local function spin(n) local s = 0 for i = 1, n do s = s + i % 3 end return s end
+local function tail_target() local s = 0 for i = 1, 1e5 do s = s + i % 5 end return s end
+local function via_tail() return tail_target() end  -- tail_target is only ever reached by a tail call
+local handlers = {}
+handlers.step = function() spin(1e5) end
+local lines = {}
+for run = 1, 2 do
+  profiler.statprof(function()
+    for _ = 1, 20 do
+      pcall(function() spin(1e5) end)
+      coroutine.wrap(function() spin(1e5) end)()
+      table.sort({3, 1, 2}, function(a, b) spin(2e4) return a < b end)
+      via_tail()
+      handlers.step()
+    end
+  end, {hz = 1000, display = false})
+  local got = {}
+  for label in pairs(H.counts(profiler)) do
+    H.check(not label:find("^%?"), "run %d: no function is named '?': %s", run, label)
+    -- Compared between runs: the functions sure to be sampled (a caller's instant may not be).
+    if label:find("^<anonymous>") or label:find("^spin") or label:find("^tail_target") or label:find("^handlers") then
+      got[#got + 1] = label
+    end
+  end
+  table.sort(got)
+  lines[run] = table.concat(got, ", ")
+  local counts = H.counts(profiler)
+  for _, prefix in ipairs({"spin (", "tail_target (", "handlers.step ("}) do
+    H.check(H.find(counts, prefix), "run %d: %s... in %s", run, prefix, lines[run])
+  end
+  local anonymous = 0
+  for label in pairs(counts) do if label:find("^<anonymous> %(") then anonymous = anonymous + 1 end end
+  H.check(anonymous >= 3, "run %d: the pcall, coroutine and sort bodies are anonymous by line: %s", run, lines[run])
+end
+H.check(lines[1] == lines[2], "the same names in every run:\n%s\n%s", lines[1], lines[2])
 H.done()
