@@ -273,8 +273,9 @@ void LuaSampler::disarm(bool fired) {
 
 // From the allocator wrapper: a block as big as a stack near LUAI_MAXSTACK. If it is the armed
 // state's stack growing, a hook could now fail for want of slots: take the arm back.
-void LuaSampler::on_stack_block() {
-  if (!engine_.sampling() || !armed_.load(std::memory_order_acquire)) return;
+void LuaSampler::on_stack_block(const void* old_block) {
+  lua_State* armed = armed_.load(std::memory_order_acquire);
+  if (!engine_.sampling() || !armed || !may_be_stack_of(armed, old_block)) return;
   bool was_critical = engine_.enter_critical();
   disarm(false);
   engine_.drop_pending();

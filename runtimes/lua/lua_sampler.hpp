@@ -162,7 +162,7 @@ class LuaSampler final : private RuntimeAdapter {
   // ---- internal entry points (hook, allocator and finalizer callbacks) ----
   // Lua's hook. `ar` is the program's too (its own hook gets it next): never written here.
   void on_hook(lua_State* L, lua_Debug* ar);
-  void on_stack_block();                // from the allocator wrapper: a huge block
+  void on_stack_block(const void* old_block);  // from the allocator wrapper: a huge block
   void on_alloc(std::size_t bytes);     // from the allocator wrapper
   void on_free(const void* block);      // from the allocator wrapper
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer

@@ -190,6 +190,10 @@ bool hook_has_room(lua_State* L) {
   return high >= 0 && high + kHookReach <= LUAI_MAXSTACK;
 }
 
+bool may_be_stack_of(lua_State* L, const void* block) {
+  return !verified() || (block != nullptr && block == mirror(L)->stack);
+}
+
 std::size_t stack_block_near_limit() {
   return static_cast<std::size_t>(LUAI_MAXSTACK - kHookReach) * sizeof(Slot);
 }

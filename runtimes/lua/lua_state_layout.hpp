@@ -53,6 +53,10 @@ RunningFrame running_frame(lua_State* L);
 // True when the layout is not verified (nothing better is known). Signal-safe as above.
 bool hook_has_room(lua_State* L);
 
+// Whether reallocating `block` may be growing L's stack: only its own block is (a stack grows
+// by reallocating; a new one starts small). True when the layout is not verified.
+bool may_be_stack_of(lua_State* L, const void* block);
+
 // Bytes of a stack block big enough that, once the stack has it, a hook could pass the limit:
 // the allocator wrapper disarms when a block this large is allocated during an armed sample.
 std::size_t stack_block_near_limit();
