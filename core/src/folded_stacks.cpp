@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "text_util.hpp"
+#include "time_scale.hpp"
 
 namespace scriptprof {
 namespace {
@@ -76,7 +77,7 @@ std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
       todo.emplace_back(c, prefix.empty() ? frame : prefix + ";" + frame);
     }
   }
-  std::string out;
+  std::string out = o.time_scale ? "# " + time_scale_text(p) + "\n" : "";
   for (const auto& [stack, count] : lines) out += stack + " " + std::to_string(count) + "\n";
   return out;
 }
@@ -84,8 +85,8 @@ std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
 bool read_folded(std::string_view text, Profile* out, std::string* error,
                  std::vector<std::string>* warnings, std::uint64_t period_ns) {
   *out = Profile{};
-  out->period_ns = period_ns;
   out->clock = ClockKind::Cpu;
+  TimeScale scale;
   std::unordered_map<std::string, FunctionId> ids;
   std::vector<FunctionId> frames;
   std::size_t line_no = 0, pos = 0;
@@ -93,6 +94,10 @@ bool read_folded(std::string_view text, Profile* out, std::string* error,
   while (next_line(text, &pos, &line)) {
     ++line_no;
     if (line.empty()) continue;
+    if (line.rfind("# scriptprof ", 0) == 0) {
+      scale = parse_time_scale(line.substr(2));
+      continue;
+    }
     double count = 0, first = 0;
     std::size_t start = 0, start2 = 0;
     if (!trailing_number(line, &count, &start) || start == 0) {
@@ -130,7 +135,8 @@ bool read_folded(std::string_view text, Profile* out, std::string* error,
     }
     out->add_sample(0, 0, weight, frames.data(), frames.size());
   }
-  out->total_seconds = static_cast<double>(out->sample_weight()) * static_cast<double>(period_ns) * 1e-9;
+  if (std::string guess = apply_time_scale(scale, out, period_ns); !guess.empty() && warnings)
+    warnings->push_back(guess);
   return true;
 }
 

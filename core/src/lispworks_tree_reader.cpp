@@ -5,6 +5,7 @@
 #include "scriptprof/lispworks_tree.hpp"
 
 #include "text_util.hpp"
+#include "time_scale.hpp"
 
 namespace scriptprof {
 namespace {
@@ -48,32 +49,6 @@ bool parse_quoted(std::string_view s, std::string* out) {
   return false;  // no closing quote
 }
 
-// ";scriptprof period_ns=... total_seconds=... gc_seconds=... clock=..."
-void parse_metadata(std::string_view s, Profile* p) {
-  std::size_t pos = 0;
-  while (pos < s.size()) {
-    std::size_t end = s.find(' ', pos);
-    if (end == std::string_view::npos) end = s.size();
-    std::string_view item = s.substr(pos, end - pos);
-    pos = end + 1;
-    std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos) continue;
-    std::string key(item.substr(0, eq)), value(item.substr(eq + 1));
-    if (key == "period_ns") {
-      std::uint64_t v;
-      if (parse_u64(value, &v) && v > 0) p->period_ns = v;
-    } else if (key == "total_seconds" || key == "gc_seconds") {
-      char* e = nullptr;
-      double v = std::strtod(value.c_str(), &e);
-      if (e && *e == '\0' && v >= 0) (key == "total_seconds" ? p->total_seconds : p->gc_seconds) = v;
-    } else if (key == "clock") {
-      if (value == "cpu") p->clock = ClockKind::Cpu;
-      else if (value == "wall") p->clock = ClockKind::Wall;
-      else if (value == "alloc") p->clock = ClockKind::Alloc;
-    }
-  }
-}
-
 bool is_thread_name(const std::string& name, std::uint32_t* id, std::string* thread_name) {
   if (name.rfind("thread ", 0) != 0) return false;
   std::size_t colon = name.find(':');
@@ -97,7 +72,7 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
     if (warnings) warnings->push_back(std::move(message));
   };
   *out = Profile{};
-  bool have_meta = false;
+  TimeScale scale;
   std::vector<Node> nodes;
   std::vector<std::size_t> open;  // open[d] = index of the last node at depth d
 
@@ -118,10 +93,7 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
     }
     if (line.empty()) continue;  // not defined by the format: skipped, never written
     if (line[0] == ';') {
-      if (line.rfind(";scriptprof ", 0) == 0) {
-        parse_metadata(line.substr(12), out);
-        have_meta = true;
-      }
+      if (line.rfind(";scriptprof ", 0) == 0) scale = parse_time_scale(line.substr(1));
       continue;
     }
     Node n{};
@@ -237,7 +209,8 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
     out->enable_call_counts();
     for (FunctionId f = 0; f < info_of.size(); ++f) out->set_calls(f, info_of[f]->calls);
   }
-  if (!have_meta) out->total_seconds = static_cast<double>(out->sample_weight()) * 1e-9 * static_cast<double>(out->period_ns);
+  // LispWorks' own trees carry no time: its default interval, 10 ms, and a warning.
+  if (std::string guess = apply_time_scale(scale, out, 10'000'000); !guess.empty()) warn(guess);
   const Node& root = nodes[0];
   if (root.count != out->sample_weight())
     warn(at(root.line, "the root's count " + std::to_string(root.count) + " differs from the samples below it (" +

@@ -4,6 +4,7 @@
 #include "scriptprof/lispworks_tree.hpp"
 
 #include "text_util.hpp"
+#include "time_scale.hpp"
 
 namespace scriptprof {
 namespace {
@@ -25,13 +26,6 @@ std::string function_name(const std::string& label) {
   return s;
 }
 
-// The shortest text that reads back as exactly the same double.
-std::string shortest(double x) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, x);
-  return std::string(buf, r.ptr);
-}
-
 void line(std::string& out, std::size_t depth, std::uint64_t count, std::uint64_t calls,
           std::uint64_t seen, std::uint64_t top, const std::string& name) {
   out += std::to_string(depth) + "|" + std::to_string(count) + "|" + std::to_string(calls) + "|" +
@@ -45,9 +39,7 @@ std::string write_lispworks_tree(const Profile& p, const LispWorksWriteOptions& 
   std::string out = "LispWorks Profiler Tree: " + one_line(name) + "\n";
   out += ";Depth|Count|Call-Count|Seen-Count|Top-Count|Name\n";
   if (o.metadata) {
-    out += ";scriptprof period_ns=" + std::to_string(p.period_ns) + " total_seconds=" + shortest(p.total_seconds) +
-           " gc_seconds=" + shortest(p.gc_seconds) +
-           " clock=" + (p.clock == ClockKind::Cpu ? "cpu" : p.clock == ClockKind::Wall ? "wall" : "alloc") + "\n";
+    out += ";" + time_scale_text(p) + "\n";
   }
   const std::uint64_t n = p.sample_weight();
   line(out, 0, n, 0, n, 0, quoted(name));

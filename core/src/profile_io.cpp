@@ -115,6 +115,7 @@ std::string guess_format(std::string_view text) {
   if (first.size() >= 4 && first.substr(0, 2) == "2," && first.find(',', 2) != std::string_view::npos) return "lms";
   if (text.substr(0, 200).find("\"https://www.speedscope.app/file-format-schema.json\"") != std::string_view::npos)
     return "speedscope";
+  if (first.rfind("# scriptprof ", 0) == 0) return "folded";  // our folded files' time line
   // Folded: "frames count" lines.
   if (!first.empty() && first.back() >= '0' && first.back() <= '9' && first.find(' ') != std::string_view::npos)
     return "folded";
@@ -130,8 +131,8 @@ bool read_profile_text(std::string_view text, std::string_view format, Profile* 
   }
   if (f == "lispworks") return read_lispworks_tree(text, out, error, warnings);
   if (f == "folded") return read_folded(text, out, error, warnings);
-  if (f == "speedscope") return read_speedscope(text, out, error);
-  if (f == "sampler") return read_sampler(text, out, error);
+  if (f == "speedscope") return read_speedscope(text, out, error, warnings);
+  if (f == "sampler") return read_sampler(text, out, error, warnings);
   if (f == "lms") return read_lms_csv(text, out, error);
   *error = "cannot read format '" + f + "' (readable: " + joined(readable_formats()) + ")";
   return false;

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "scriptprof/interval_formats.hpp"
+#include "time_scale.hpp"
 
 namespace scriptprof {
 namespace {
@@ -27,11 +28,13 @@ std::string field_text(std::string s) {
   return s;
 }
 
+constexpr std::uint32_t kTimeScaleId = 0x00010000;  // the "scriptprof ..." symbol
 constexpr std::size_t kMaxFrames = 1024;  // the format has no truncation marker: keep the leaf end
 
 }  // namespace
 
-bool write_sampler(const Profile& p, std::string* result, std::string* error, std::uint64_t max_lines) {
+bool write_sampler(const Profile& p, std::string* result, std::string* error, const SamplerWriteOptions& o) {
+  const std::uint64_t max_lines = o.max_lines;
   if (p.sample_weight() - p.empty_weight() > max_lines) {
     if (error)
       *error = "a Sampler file holds one line per tick: " + std::to_string(p.sample_weight()) +
@@ -59,6 +62,14 @@ bool write_sampler(const Profile& p, std::string* result, std::string* error, st
     out += "\t";
     be32(out, 0);
     out += std::string("\t") + name + "\t" + name + "\t" + name + "\n";
+  }
+  if (o.time_scale) {
+    // Below every function id and above every thread id, so no sample can name it.
+    out += "\t";
+    be32(out, kTimeScaleId);
+    out += "\t";
+    be32(out, 0);
+    out += "\t" + time_scale_text(p) + "\tscriptprof\tscriptprof\n";
   }
   for (const auto& [f, id] : sym) {
     const FunctionInfo& info = p.functions.info(f);
@@ -113,7 +124,7 @@ bool write_sampler(const Profile& p, std::string* result, std::string* error, st
   return true;
 }
 
-bool read_sampler(std::string_view b, Profile* out, std::string* error) {
+bool read_sampler(std::string_view b, Profile* out, std::string* error, std::vector<std::string>* warnings) {
   *out = Profile{};
   std::size_t pos = 0;
   auto fail = [&](const std::string& what) {
@@ -142,13 +153,17 @@ bool read_sampler(std::string_view b, Profile* out, std::string* error) {
   };
   if (!expect("@supersamplerV1.0\n@symboltableV1.1\n")) return fail("not a Sampler file (expected \"@supersamplerV1.0\" and \"@symboltableV1.1\")");
   std::map<std::uint32_t, std::pair<std::string, std::string>> symbols;  // id -> (symbol, library)
+  TimeScale scale;
   while (!expect("@end\n")) {
     std::uint32_t id = 0, unknown = 0;
     std::string sym, lib1, lib2;
     if (!expect("\t") || !u32(&id) || !expect("\t") || !u32(&unknown) || !expect("\t") || !text_to('\t', &sym) ||
         !text_to('\t', &lib1) || !text_to('\n', &lib2))
       return fail("malformed symbol table entry (TAB id TAB unknown TAB symbol TAB library TAB library LF)");
-    symbols[id] = {sym, lib1};
+    if (id == kTimeScaleId && lib1 == "scriptprof")
+      scale = parse_time_scale(sym);
+    else
+      symbols[id] = {sym, lib1};
   }
   std::map<std::uint32_t, FunctionId> ids;
   std::vector<FunctionId> frames;
@@ -188,7 +203,8 @@ bool read_sampler(std::string_view b, Profile* out, std::string* error) {
       out->add_sample(thread, 0, 1, frames.data(), frames.size());
     }
   }
-  out->total_seconds = static_cast<double>(out->sample_weight()) * static_cast<double>(out->period_ns) * 1e-9;
+  if (std::string guess = apply_time_scale(scale, out, 10'000'000); !guess.empty() && warnings)
+    warnings->push_back(guess);
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "scriptprof/interchange_formats.hpp"
+#include "time_scale.hpp"
 
 namespace scriptprof {
 namespace {
@@ -23,7 +24,7 @@ struct Fail {
 
 }  // namespace
 
-bool read_speedscope(std::string_view text, Profile* out, std::string* error) {
+bool read_speedscope(std::string_view text, Profile* out, std::string* error, std::vector<std::string>* warnings) {
   *out = Profile{};
   nlohmann::json file = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
   if (file.is_discarded()) {
@@ -62,7 +63,11 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error) {
       std::string where = "profiles[" + std::to_string(pi) + "]";
       std::string unit = prof.value("unit", "none");
       double scale = unit_ns(unit);
-      if (scale == 0) scale = 1e6;  // counts or bytes: one unit per millisecond of "time"
+      if (scale == 0) {
+        scale = 1e6;  // counts or bytes: one unit per millisecond of "time"
+        if (warnings && unit != "bytes")
+          warnings->push_back(where + ": unit \"" + unit + "\" is not time: reading one unit as 1 ms");
+      }
       auto thread = static_cast<std::uint32_t>(pi);
       out->add_thread(thread, prof.value("name", ""));
       std::string type = prof.value("type", "");
@@ -109,24 +114,37 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error) {
         throw Fail{where + ": type must be \"sampled\" or \"evented\""};
       }
     }
-    // One period for the whole file: the greatest common divisor of the weights in ns.
-    std::uint64_t period = 0;
     double sum = 0;
     for (const Raw& r : raw) {
       sum += r.ns;
       if (!(sum < 4.6e18)) throw Fail{"weights add up to more than 2^62 ns"};
-      period = std::gcd(period, static_cast<std::uint64_t>(std::llround(r.ns)));
     }
-    if (period == 0) period = 1'000'000;
-    out->period_ns = period;
-    double total_ns = 0;
-    for (const Raw& r : raw) {
-      auto w = static_cast<std::uint64_t>(std::llround(r.ns)) / period;
-      if (w == 0) continue;
-      total_ns += static_cast<double>(w * period);
-      out->add_sample(r.thread, 0, w, r.stack.data(), r.stack.size());
+    TimeScale scale;
+    if (file.contains("scriptprof") && file["scriptprof"].is_string())
+      scale = parse_time_scale(file["scriptprof"].get<std::string>());
+    if (scale.found && scale.period_ns > 0 && scale.samples > 0 && scale.total_seconds > 0) {
+      // Ours: the weights are samples times the measured time of one; give the samples back.
+      double per_sample_ns = scale.total_seconds * 1e9 / static_cast<double>(scale.samples);
+      for (const Raw& r : raw) {
+        auto w = static_cast<std::uint64_t>(std::llround(r.ns / per_sample_ns));
+        if (w > 0) out->add_sample(r.thread, 0, w, r.stack.data(), r.stack.size());
+      }
+      apply_time_scale(scale, out, scale.period_ns);
+    } else {
+      // One period for the whole file: the greatest common divisor of the weights in ns.
+      std::uint64_t period = 0;
+      for (const Raw& r : raw) period = std::gcd(period, static_cast<std::uint64_t>(std::llround(r.ns)));
+      if (period == 0) period = 1'000'000;
+      out->period_ns = period;
+      double total_ns = 0;
+      for (const Raw& r : raw) {
+        auto w = static_cast<std::uint64_t>(std::llround(r.ns)) / period;
+        if (w == 0) continue;
+        total_ns += static_cast<double>(w * period);
+        out->add_sample(r.thread, 0, w, r.stack.data(), r.stack.size());
+      }
+      out->total_seconds = total_ns / 1e9;
     }
-    out->total_seconds = total_ns / 1e9;
     out->name = file.value("name", "");
   } catch (const Fail& f) {
     if (error) *error = f.message;

@@ -6,6 +6,7 @@
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/json_text.hpp"
 #include "scriptprof/timeline.hpp"
+#include "time_scale.hpp"
 
 namespace scriptprof {
 
@@ -15,17 +16,15 @@ std::string profile_title(const Profile& p, const std::string& name, std::uint32
   return name + " " + (given.empty() ? "thread " + std::to_string(thread) : given + " thread");
 }
 
-// A frame for speedscope: script functions keep name, file and line apart; everything else is
-// its label.
+// A frame for speedscope: its label as the name (unique, and what every report calls it, so
+// it reads back the same), with the file and line where known.
 nlohmann::json speedscope_frame(const Profile& p, FunctionId f) {
   const FunctionInfo& info = p.functions.info(f);
   nlohmann::json frame;
+  frame["name"] = p.functions.label(f);
   if ((info.kind == FunctionKind::Script || info.kind == FunctionKind::Named) && !info.file.empty()) {
-    frame["name"] = info.kind == FunctionKind::Named ? p.functions.label(f) : info.name;
     frame["file"] = info.file;
     if (info.line > 0) frame["line"] = info.line;
-  } else {
-    frame["name"] = p.functions.label(f);
   }
   return frame;
 }
@@ -86,6 +85,7 @@ std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
                          {"name", name},
                          {"activeProfileIndex", 0},
                          {"exporter", "scriptprof 0.1.0"},
+                         {"scriptprof", time_scale_text(p)},  // the reader's time per sample
                          {"shared", {{"frames", std::move(frames)}}},
                          {"profiles", std::move(profiles)}};
   return json_dump(file) + "\n";
@@ -119,6 +119,7 @@ bool write_speedscope_evented(const Profile& p, std::string* out, std::string* e
                          {"version", "0.0.1"},
                          {"name", name},
                          {"exporter", "scriptprof 0.1.0"},
+                         {"scriptprof", time_scale_text(p)},
                          {"shared", {{"frames", std::move(frames)}}},
                          {"profiles", std::move(profiles)}};
   *out = json_dump(file) + "\n";

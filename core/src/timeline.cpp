@@ -1,6 +1,9 @@
 #include "scriptprof/timeline.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include "scriptprof/call_stats.hpp"
 
 namespace scriptprof {
 
@@ -26,18 +29,28 @@ std::vector<TimelineEvent> thread_timeline(const Profile& p, std::uint32_t threa
     for (std::size_t i = common; i < next.size(); ++i) out.push_back({true, next[i], t});
     open = next;
   };
-  const std::uint64_t period = p.period_ns;
+  // Each sample lasts the time its weight stands for in the reports (weight x measured
+  // seconds per sample), laid end to end from the first sample's stamp, so the seconds a
+  // timeline shows per function are the reports' (an lms file read back gives them again).
+  // A stamp more than two periods past the end so far is a stretch where nothing known ran
+  // (the run suspended, another thread's turn): the timeline jumps to it and leaves a gap.
+  const double period = static_cast<double>(p.period_ns);
+  const double spp_ns = seconds_per_sample(p) * 1e9;
+  const double per_weight = spp_ns > 0 ? spp_ns : period;
+  auto at = [](double t) { return static_cast<std::uint64_t>(std::llround(t)); };
+  double cursor = 0;
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const SampleRecord& s = *samples[i];
-    move_to(p.tree.stack(s.leaf), s.t_ns);
-    std::uint64_t end = s.t_ns + s.weight * period;
-    if (i + 1 < samples.size()) {
-      std::uint64_t next = samples[i + 1]->t_ns;
-      if (next > end + period) move_to({}, end);  // a gap: nothing was known to run
-    } else {
-      move_to({}, end);
+    const auto stamp = static_cast<double>(s.t_ns);
+    double start = cursor;
+    if (i == 0 || stamp > cursor + 2 * period) {
+      if (i > 0) move_to({}, at(cursor));
+      start = stamp;
     }
+    move_to(p.tree.stack(s.leaf), at(start));
+    cursor = start + static_cast<double>(s.weight) * per_weight;
   }
+  if (!samples.empty()) move_to({}, at(cursor));
   return out;
 }
 

@@ -10,6 +10,13 @@
 using namespace scriptprof;
 
 namespace {
+// The bare format of FORMATS 7 (no "# scriptprof" time line), as the vectors have it.
+FoldedWriteOptions bare() {
+  FoldedWriteOptions o;
+  o.time_scale = false;
+  return o;
+}
+
 Profile read_ok(const std::string& text, std::vector<std::string>* warnings = nullptr) {
   Profile p;
   std::string error;
@@ -23,16 +30,40 @@ Profile read_ok(const std::string& text, std::vector<std::string>* warnings = nu
 
 TEST_CASE("folded stacks of the worked example match the vector (FORMATS 7.3)") {
   auto e = test::worked_example("");
-  CHECK(write_folded(e.profile) == test::formats_file("vectors/out_folded.txt"));
+  CHECK(write_folded(e.profile, bare()) == test::formats_file("vectors/out_folded.txt"));
 }
 
 TEST_CASE("folded stacks read back into the same profile") {
   auto e = test::worked_example("");
-  Profile back = read_ok(write_folded(e.profile));
-  back.period_ns = e.profile.period_ns;
-  back.total_seconds = e.profile.total_seconds;
+  e.profile.total_seconds = 1.23;  // measured time is not the period times the samples
+  e.profile.clock = ClockKind::Wall;
+  std::vector<std::string> warnings;
+  Profile back = read_ok(write_folded(e.profile), &warnings);
+  CHECK(warnings.empty());
+  CHECK(back.period_ns == e.profile.period_ns);
+  CHECK(back.total_seconds == e.profile.total_seconds);
+  CHECK(back.clock == ClockKind::Wall);
   CHECK(test::difference(e.profile, back) == "");
   CHECK(write_folded(back) == write_folded(e.profile));
+}
+
+TEST_CASE("folded: a file without its time line is read with a guess, and says so") {
+  auto e = test::worked_example("");
+  std::vector<std::string> warnings;
+  Profile back = read_ok(write_folded(e.profile, bare()), &warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] == "the file does not say how long a sample is: assuming 10000 us a sample");
+  CHECK(back.total_seconds == Approx(static_cast<double>(back.sample_weight()) * 0.01));
+}
+
+TEST_CASE("folded: lines cut from a file keep the seconds a sample stands for") {
+  auto e = test::worked_example("");
+  e.profile.total_seconds = 2.0;  // 10 samples: 0.2 s each
+  std::string text = write_folded(e.profile);
+  std::string cut = text.substr(0, text.rfind("main;b"));  // drop main;b's 3 samples
+  Profile back = read_ok(cut);
+  CHECK(back.sample_weight() == 7);
+  CHECK(back.total_seconds == Approx(1.4));
 }
 
 TEST_CASE("names that would break a folded line are made safe (FORMATS 7.4)") {
@@ -46,8 +77,8 @@ TEST_CASE("names that would break a folded line are made safe (FORMATS 7.4)") {
   p.add_sample(0, 0, 2, s1, 2);
   p.add_sample(0, 0, 1, s2, 3);
   p.add_sample(0, 0, 4, nullptr, 0);
-  CHECK(write_folded(p) == "(idle) 4\na:b;worker_2 2\nworker 2;?;x y 1\n");
-  FoldedWriteOptions no_idle;
+  CHECK(write_folded(p, bare()) == "(idle) 4\na:b;worker_2 2\nworker 2;?;x y 1\n");
+  FoldedWriteOptions no_idle = bare();
   no_idle.idle_frame = false;
   CHECK(write_folded(p, no_idle) == "a:b;worker_2 2\nworker 2;?;x y 1\n");
   Profile back = read_ok(write_folded(p));
@@ -58,7 +89,7 @@ TEST_CASE("names that would break a folded line are made safe (FORMATS 7.4)") {
 TEST_CASE("thread roots prefix each stack") {
   auto e = test::worked_example("");
   e.profile.add_thread(0, "main");
-  FoldedWriteOptions o;
+  FoldedWriteOptions o = bare();
   o.thread_root = true;
   CHECK(write_folded(e.profile, o) == "thread 0: main;main;a 3\nthread 0: main;main;a;a 4\nthread 0: main;main;b 3\n");
 }
@@ -67,8 +98,9 @@ TEST_CASE("what flamegraph.pl accepts is read: duplicates add - CR - differentia
   std::vector<std::string> warnings;
   Profile p = read_ok("a;b 2\r\na;b 3\n\nc 1 4\nd;e 2.6\nf with spaces;g 1\n", &warnings);
   CHECK(p.sample_weight() == 5 + 4 + 3 + 1);
-  REQUIRE(warnings.size() == 1);
+  REQUIRE(warnings.size() == 2);
   CHECK(warnings[0].rfind("line 5: count 2.6", 0) == 0);
+  CHECK(warnings[1].rfind("the file does not say how long a sample is", 0) == 0);
   CHECK(p.functions.label(static_cast<FunctionId>(p.functions.size() - 2)) == "f with spaces");
 }
 

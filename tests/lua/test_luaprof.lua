@@ -96,9 +96,11 @@ local folded, alone, total = dir .. "/short.folded", 0, 0
 for _ = 1, 300 do
   run(string.format("%s --hz 10000 -o %s %s", H.luaprof, folded, short), warm)
   for line in io.lines(folded) do
-    local w = tonumber(line:match("(%d+)$"))
-    total = total + w
-    if not line:find(";", 1, true) then alone = alone + w end
+    if line:sub(1, 2) ~= "# " then  -- the time line
+      local w = tonumber(line:match("(%d+)$"))
+      total = total + w
+      if not line:find(";", 1, true) then alone = alone + w end
+    end
   end
 end
 print(string.format("short runs: %d samples, %d (%.1f%%) on the chunk alone", total, alone, 100 * alone / total))

@@ -21,8 +21,10 @@ std::string write_speedscope(const Profile& profile, const SpeedscopeOptions& op
 bool write_speedscope_evented(const Profile& profile, std::string* out, std::string* error);
 
 // Reads speedscope's sampled and evented profiles (evented intervals become samples weighted
-// by their length). Every profile is a thread.
-bool read_speedscope(std::string_view text, Profile* out, std::string* error);
+// by their length). Every profile is a thread. Ours carry "scriptprof": the samples and the
+// time each stood for come back; others get one period, the weights' common divisor in ns.
+bool read_speedscope(std::string_view text, Profile* out, std::string* error,
+                     std::vector<std::string>* warnings = nullptr);
 
 // Chrome's trace event JSON: B/E slices per thread from the timeline. Needs full stacks; fails
 // with a message saying so otherwise.

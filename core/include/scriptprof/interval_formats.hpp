@@ -40,13 +40,20 @@ bool read_lms_intervals(std::string_view text, std::vector<LmsInterval>* out, st
 // length in microseconds (wall clock). Errors carry the line number.
 bool read_lms_csv(std::string_view text, Profile* out, std::string* error);
 
-// Sampler file: one line per tick (the format has no weights, so they are repeated), leaf
-// first, a block per thread. A profile of more than `max_lines` ticks is refused with a
-// message rather than allowed to exhaust memory.
-bool write_sampler(const Profile& profile, std::string* out, std::string* error,
-                   std::uint64_t max_lines = 20'000'000);
+struct SamplerWriteOptions {
+  std::uint64_t max_lines = 20'000'000;  // more ticks are refused rather than exhaust memory
+  bool time_scale = true;  // a symbol no sample uses, "scriptprof period_ns=...": the time a
+                           // line stands for (the format has no field for it)
+};
 
-// Reads a Sampler file, parsing by length (ids may contain TAB or LF bytes).
-bool read_sampler(std::string_view bytes, Profile* out, std::string* error);
+// Sampler file: one line per tick (the format has no weights, so they are repeated), leaf
+// first, a block per thread.
+bool write_sampler(const Profile& profile, std::string* out, std::string* error,
+                   const SamplerWriteOptions& options = {});
+
+// Reads a Sampler file, parsing by length (ids may contain TAB or LF bytes). Time comes from
+// the "scriptprof" symbol; without it a line is 10 ms, and a warning says so.
+bool read_sampler(std::string_view bytes, Profile* out, std::string* error,
+                  std::vector<std::string>* warnings = nullptr);
 
 }  // namespace scriptprof

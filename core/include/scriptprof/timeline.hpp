@@ -14,9 +14,9 @@ struct TimelineEvent {
 };
 
 // Events of one thread, balanced (every open is closed), parents opened before children and
-// children closed before parents. A sample, stamped at its first tick, covers
-// [t, t + weight * period), shortened by the next sample; a gap over two periods closes
-// everything. Needs the profile's full stacks.
+// children closed before parents. A sample lasts weight x the measured time per sample, laid
+// end to end from the first sample's stamp (its first tick); a sample stamped more than two
+// periods after the end so far starts there, after a gap. Needs the profile's full stacks.
 std::vector<TimelineEvent> thread_timeline(const Profile& profile, std::uint32_t thread);
 
 // Threads that have samples, in the order their first sample was kept.

@@ -1,0 +1,90 @@
+#include "time_scale.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "scriptprof/profile.hpp"
+
+namespace scriptprof {
+
+namespace {
+
+// The shortest text that reads back as exactly the same double.
+std::string shortest(double x) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
+
+bool parse_u64(std::string_view s, std::uint64_t* out) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
+}
+
+bool parse_seconds(const std::string& s, double* out) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || !end || *end != '\0' || !(v >= 0) || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+std::string time_scale_text(const Profile& p) {
+  const char* clock = p.clock == ClockKind::Cpu ? "cpu" : p.clock == ClockKind::Wall ? "wall" : "alloc";
+  return "scriptprof period_ns=" + std::to_string(p.period_ns) + " samples=" + std::to_string(p.sample_weight()) +
+         " total_seconds=" + shortest(p.total_seconds) + " gc_seconds=" + shortest(p.gc_seconds) +
+         " clock=" + clock;
+}
+
+TimeScale parse_time_scale(std::string_view s) {
+  TimeScale t;
+  constexpr std::string_view kTag = "scriptprof ";
+  if (s.substr(0, kTag.size()) != kTag) return t;
+  t.found = true;
+  std::size_t pos = kTag.size();
+  while (pos < s.size()) {
+    std::size_t end = s.find(' ', pos);
+    if (end == std::string_view::npos) end = s.size();
+    std::string_view item = s.substr(pos, end - pos);
+    pos = end + 1;
+    std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view key = item.substr(0, eq);
+    std::string value(item.substr(eq + 1));
+    std::uint64_t v = 0;
+    if (key == "period_ns" && parse_u64(value, &v) && v > 0) t.period_ns = v;
+    else if (key == "samples" && parse_u64(value, &v)) t.samples = v;
+    else if (key == "total_seconds") parse_seconds(value, &t.total_seconds);
+    else if (key == "gc_seconds") parse_seconds(value, &t.gc_seconds);
+    else if (key == "clock")
+      t.clock = value == "cpu" ? static_cast<int>(ClockKind::Cpu)
+              : value == "wall" ? static_cast<int>(ClockKind::Wall)
+              : value == "alloc" ? static_cast<int>(ClockKind::Alloc) : -1;
+  }
+  return t;
+}
+
+std::string apply_time_scale(const TimeScale& scale, Profile* p, std::uint64_t fallback_period_ns) {
+  const double n = static_cast<double>(p->sample_weight());
+  if (!scale.found || scale.period_ns == 0) {
+    p->period_ns = fallback_period_ns;
+    p->total_seconds = n * static_cast<double>(fallback_period_ns) * 1e-9;
+    return "the file does not say how long a sample is: assuming " +
+           std::to_string(fallback_period_ns / 1000) + " us a sample";
+  }
+  p->period_ns = scale.period_ns;
+  if (scale.clock >= 0) p->clock = static_cast<ClockKind>(scale.clock);
+  // Files written before "samples=" was added measured their total over all their weights.
+  bool whole = scale.total_seconds >= 0 && (scale.samples == 0 || scale.samples == p->sample_weight());
+  double per_sample = static_cast<double>(scale.period_ns) * 1e-9;
+  if (scale.total_seconds >= 0 && scale.samples > 0)
+    per_sample = scale.total_seconds / static_cast<double>(scale.samples);
+  p->total_seconds = whole ? scale.total_seconds : n * per_sample;
+  if (whole && scale.gc_seconds >= 0) p->gc_seconds = scale.gc_seconds;  // a cut file's share is unknown
+  return "";
+}
+
+}  // namespace scriptprof

@@ -1,0 +1,34 @@
+// What a file needs to give its samples back their time: the period, the measured seconds and
+// how many samples they were spread over, the clock. Formats with no field for it carry it where
+// they can (a LispWorks or folded comment line, a Sampler symbol, a speedscope field), always
+// as the same text, and their readers give it back to the profile (internal to the core).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace scriptprof {
+
+class Profile;
+
+// "scriptprof period_ns=1000000 samples=330 total_seconds=0.336 gc_seconds=0 clock=cpu".
+std::string time_scale_text(const Profile& p);
+
+// What a time_scale_text line said; `found` is false when `text` is not one.
+struct TimeScale {
+  bool found = false;
+  std::uint64_t period_ns = 0;     // 0: not given
+  std::uint64_t samples = 0;       // the sample weight total_seconds was measured over (0: not given)
+  double total_seconds = -1;       // < 0: not given
+  double gc_seconds = -1;
+  int clock = -1;                  // a ClockKind, or -1
+};
+TimeScale parse_time_scale(std::string_view text);
+
+// Gives `p` (read with weights already added) its time: the period, the clock and total time
+// from `scale` when found; a file whose weights were cut since (a grep'd folded file) keeps
+// the seconds per sample. Without a scale: `fallback_period_ns` a sample, and a warning
+// saying the time is a guess is returned (else "").
+std::string apply_time_scale(const TimeScale& scale, Profile* p, std::uint64_t fallback_period_ns);
+
+}  // namespace scriptprof
