@@ -138,6 +138,7 @@ header = string.format("%-12s", "config")
 for _, a in ipairs(w.accuracy) do header = header .. string.format(" %11s", a[1]) end
 print(header .. string.format(" %8s", "worst"))
 local worst_error = {}
+local missing_names = {}
 local accuracy_configs = {}
 for _, c in ipairs(sampling) do accuracy_configs[#accuracy_configs + 1] = c end
 accuracy_configs[#accuracy_configs + 1] = all
@@ -151,6 +152,16 @@ for _, c in ipairs(accuracy_configs) do
       for j, part in ipairs(a[3]) do
         local cd = profiler.proc_call_data(part[1])
         samples[j] = samples[j] + (cd and profiler.call_data_cum_samples(cd) or 0)
+      end
+      -- The names the profile must show, each with samples of its own (at 1000 Hz and up:
+      -- a C function's few percent can get no sample at 100 Hz in a short run).
+      for _, prefix in ipairs(c[3] >= 1000 and a[4] or {}) do
+        local found = profiler.fold_call_data(function(cd, acc)
+          local name = profiler.call_data_name(cd)
+          if name:sub(1, #prefix) == prefix and profiler.call_data_self_samples(cd) > 0 then return true end
+          return acc
+        end, false)
+        if not found then missing_names[#missing_names + 1] = c[1] .. " " .. a[1] .. ": " .. prefix end
       end
     end
     local total = 0
@@ -176,6 +187,8 @@ for i, a in ipairs(w.accuracy) do
   shares[#shares + 1] = a[1] .. " " .. table.concat(s, "/")
 end
 print("(true splits: " .. table.concat(shares, ", ") .. ")")
+print("names and short C functions charged (1000 Hz and up): " ..
+      (#missing_names == 0 and "all shown" or "MISSING " .. table.concat(missing_names, "; ")))
 
 -- ---- Deep stacks ------------------------------------------------------------------------
 print("\n== a recursion 100000 frames deep, sampled at 10 kHz")
@@ -234,6 +247,7 @@ for _, clock in ipairs({"cpu", "wall"}) do
   local e = worst_error[clock .. " 1000"]
   print(string.format("accuracy %s 1000 <= 2 pp: worst %.2f pp  %s", clock, e, verdict(e <= 2)))
 end
+print(string.format("names and short C functions shown: %d missing  %s", #missing_names, verdict(#missing_names == 0)))
 for _, clock in ipairs({"cpu", "wall"}) do
   print(string.format("deep 100k at 10 kHz (%s) <= 2x: %.2fx  %s", clock, deep_ratio[clock],
                       verdict(deep_ratio[clock] <= 2)))

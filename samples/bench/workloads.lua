@@ -1,7 +1,8 @@
 -- The bench's workloads, shared by bench.lua (Lua 5.4 + scriptprof) and luajit_peer.lua
 -- (LuaJIT's own profiler), so both measure the same programs. Lua 5.1 syntax only.
--- load(scale) returns { overhead = {{name, fn}, ...}, accuracy = {{name, run, parts}, ...},
--- deep = fn }, where parts lists {function, calls per run} of the functions whose split is known;
+-- load(scale) returns { overhead = {{name, fn}, ...}, accuracy = {{name, run, parts [, names]}, ...},
+-- deep = fn }, where parts lists {function, calls per run} of the functions whose split is known
+-- and names the label prefixes the profile must show (a C function charged, a method's class);
 -- scale 1 gives overhead runs of about 0.15 s and accuracy runs of about 0.5 s here.
 local W = {}
 W.quick_scale = 0.2  -- --quick: every workload a fifth the size
@@ -60,6 +61,14 @@ local function descend(depth, work)
   return r
 end
 
+-- A 2D vector class: the method-heavy workload, whose methods must come out as "Vec.new",
+-- "Vec:add", "Vec:dot" (the names their text declares; Vec is local here).
+local Vec = {}
+Vec.__index = Vec
+function Vec.new(x, y) return setmetatable({x = x, y = y}, Vec) end
+function Vec:add(o) return Vec.new(self.x + o.x, self.y + o.y) end
+function Vec:dot(o) return self.x * o.x + self.y * o.y end
+
 -- A game's frame: move entities, test pairs in a grid cell, collect events.
 local function frame_loop(frames, count)
   local entities = {}
@@ -109,6 +118,20 @@ function W.load(scale)
   local function consumed() local r = spin(n(200000)); return r end
   local function at_depth() local r = descend(5000, n(32000000)); return r end
   local function shallow() local r = spin(n(32000000)); return r end
+  -- Short C calls inside Lua loops: each call is far shorter than a sampling period.
+  local function formatting()
+    local r = 0
+    for i = 1, n(900000) do r = r + #string.format("%d:%5.2f", i, i * 0.5) end
+    return r
+  end
+  local function trigonometry()
+    local r = 0
+    for i = 1, n(4000000) do r = r + math.sin(i) * math.cos(i) end
+    return r
+  end
+  local unit = Vec.new(1, 1)
+  local function vec_adds() local v = Vec.new(0, 0) for _ = 1, n(2500000) do v = v:add(unit) end return v.x end
+  local function vec_dots() local r = 0 for i = 1, n(5000000) do r = r + unit:dot(unit) + i end return r end
   local function coroutine_run()
     local co = coroutine.wrap(function() for _ = 1, 200 do produced(); coroutine.yield(true) end end)
     for _ = 1, 200 do co(); consumed() end
@@ -118,6 +141,10 @@ function W.load(scale)
     {"long C", function() c_part(); lua_part() end, {{c_part, 1}, {lua_part, 1}}},
     {"coroutine", coroutine_run, {{produced, 200}, {consumed, 200}}},
     {"deep 5000", function() at_depth(); shallow() end, {{at_depth, 1}, {shallow, 1}}},
+    {"short C", function() formatting(); trigonometry(); lua_small() end,
+     {{formatting, 1}, {trigonometry, 1}, {lua_small, 1}}, {"string.format [C]", "math.sin [C]", "math.cos [C]"}},
+    {"methods", function() vec_adds(); vec_dots() end, {{vec_adds, 1}, {vec_dots, 1}},
+     {"Vec.new (", "Vec:add (", "Vec:dot ("}},
   }
   -- 100k frames: arming a hook costs time in proportion to the depth.
   w.deep = function() return descend(100000, n(15000000)) end
