@@ -241,10 +241,17 @@ bool LuaSampler::arm(lua_State* L) {
   }
   armed_.store(L, std::memory_order_release);
   // COUNT: the next Lua instruction. CALL: a function called (the callee started after the
-  // tick, so the sample is the caller's). No RETURN: a return hook on a C function that returns
-  // many values can raise "stack overflow"; the C function a tick finds running is noted
-  // instead (note_c_frame). The host's own events stay, so its hook still fires.
+  // tick, so the sample is the caller's). The host's own events stay, so its hook still fires.
+  // RETURN, when a Lua function runs: Lua 5.4 sees a hook set from outside only where an
+  // instruction re-reads its trap (calls, loops, returns to a caller), so in a short leaf
+  // with neither (a vector's dot product) the count would first fire in the caller, which took
+  // all of the leaf's ticks. The return event fires in the leaf. Its stack check is the count
+  // hook's (hook_has_room): any call first meets the CALL event, which disarms. Never on a C
+  // function: one returning many values could raise "stack overflow"; the C function a tick
+  // finds running is noted instead (note_c_frame).
   int events = saved_.mask & (LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE);
+  RunningFrame running = running_frame(L);
+  if (running.known && !running.c_function) events |= LUA_MASKRET;
   lua_sethook(L, sampler_hook, LUA_MASKCOUNT | LUA_MASKCALL | events, 1);
   return true;
 }

@@ -62,11 +62,13 @@ local function descend(depth, work)
 end
 
 -- A 2D vector class: the method-heavy workload, whose methods must come out as "Vec.new",
--- "Vec:add", "Vec:dot" (the names their text declares; Vec is local here).
+-- "Vec:add", "Vec:dot" (the names their text declares; Vec is local here). Vec:dot is a short
+-- leaf with no call and no loop; Vec:add does not end in a tail call, which would take its
+-- frame off the stack.
 local Vec = {}
 Vec.__index = Vec
 function Vec.new(x, y) return setmetatable({x = x, y = y}, Vec) end
-function Vec:add(o) return Vec.new(self.x + o.x, self.y + o.y) end
+function Vec:add(o) local v = Vec.new(self.x + o.x, self.y + o.y) return v end
 function Vec:dot(o) return self.x * o.x + self.y * o.y end
 
 -- A game's frame: move entities, test pairs in a grid cell, collect events.

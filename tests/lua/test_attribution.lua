@@ -118,4 +118,20 @@ for run = 1, 2 do
   H.check(anonymous >= 3, "run %d: the pcall, coroutine and sort bodies are anonymous by line: %s", run, lines[run])
 end
 H.check(lines[1] == lines[2], "the same names in every run:\n%s\n%s", lines[1], lines[2])
+-- A leaf with neither calls nor loops: Lua 5.4 sees a hook set from the signal handler only
+-- where an instruction re-reads its trap, so the count event first fired in the caller after
+-- the return, which took every tick (the leaf had 0% of the samples; it runs ~99% of the time).
+local body = {"local x = ..."}
+for _ = 1, 300 do body[#body + 1] = "x = x * 1.0000001 + 0.5" end
+body[#body + 1] = "return x"
+local straight = load(table.concat(body, "\n"), "=straight_leaf")
+profiler.statprof(function()
+  local s = 0
+  for _ = 1, 200000 do s = straight(s) % 1000 end
+end, {hz = 1000, display = false})
+local counts = H.counts(profiler)
+local n = profiler.sample_count()
+local leaf = 0
+for label, c in pairs(counts) do if label:find("straight_leaf", 1, true) then leaf = leaf + c.self end end
+H.check(n >= 50 and leaf / n > 0.85, "a straight-line leaf keeps its ticks: %d of %d samples", leaf, n)
 H.done()
