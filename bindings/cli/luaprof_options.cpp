@@ -31,7 +31,7 @@ void usage(FILE* out) {
       "                    gprof-callgraph, allegro, allegro-callgraph, call-counts, frames\n"
       "  --slowest-frames N  the frames style lists the N slowest frames (default 5)\n"
       "  -o FILE           also write the profile to FILE in --format (guessed from .tree, .folded,\n"
-      "                    .speedscope.json, .pb.gz)\n"
+      "                    .speedscope.json, .pb.gz, .html, .json (chrome), .sampler, .csv (lms))\n"
       "  --format NAME     lispworks, folded, speedscope, chrome, pprof, html, sampler or lms\n"
       "  --help            this text\n"
       "  --version         the profiler's version\n"
@@ -124,18 +124,9 @@ Options parse_options(int argc, char** argv) {
     }
   }
   if (!o.output.empty() && o.format.empty()) {
-    auto ends = [&](const char* ext) {
-      std::string e = ext;
-      return o.output.size() > e.size() && o.output.compare(o.output.size() - e.size(), e.size(), e) == 0;
-    };
-    if (ends(".tree")) o.format = "lispworks";
-    else if (ends(".folded")) o.format = "folded";
-    else if (ends(".speedscope.json")) o.format = "speedscope";
-    else if (ends(".pb.gz") || ends(".pprof")) o.format = "pprof";
-    else if (ends(".html")) o.format = "html";
-    else if (ends(".sampler")) o.format = "sampler";
-    else if (ends(".csv")) o.format = "lms";
-    else bad_usage("-o " + o.output + ": name the format with --format (lispworks, folded, speedscope, chrome, pprof, html, sampler, lms)");
+    o.format = scriptprof::format_for_path(o.output);
+    if (o.format.empty())
+      bad_usage("-o " + o.output + ": name the format with --format (lispworks, folded, speedscope, chrome, pprof, html, sampler, lms)");
   }
   // Timelines need the samples in time order.
   if (o.format == "chrome" || o.format == "lms") o.sampler.full_stacks = true;

@@ -2,6 +2,8 @@
 //   profconv IN [--from FMT] [--to FMT | --report STYLE] [-o OUT]
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -22,7 +24,8 @@ void usage(FILE* out) {
   std::fprintf(out,
       "usage: profconv IN [--from FMT] [--to FMT | --report STYLE] [-o OUT]\n"
       "Reads a saved profile (format guessed from its contents unless --from names it) and\n"
-      "prints a report (default: flat) or writes it in another format.\n"
+      "prints a report (default: flat) or writes it in another format (--to, else guessed from\n"
+      "OUT's extension: .tree .folded .speedscope.json .pb.gz .html .json .sampler .csv).\n"
       "  readable formats: %s\n  formats: %s\n  report styles: %s\n",
       joined(scriptprof::readable_formats()).c_str(), joined(scriptprof::file_formats()).c_str(),
       joined(scriptprof::report_styles()).c_str());
@@ -57,6 +60,10 @@ int main(int argc, char** argv) {
   }
   if (in.empty()) fail("no input file\nTry 'profconv --help'.");
   if (!to.empty() && !report.empty()) fail("--to and --report exclude each other");
+  // -o names the format by its extension when --to does not (and no report was asked for).
+  if (to.empty() && report.empty() && !out.empty()) to = scriptprof::format_for_path(out);
+  if (out.empty() && scriptprof::is_binary_format(to) && isatty(STDOUT_FILENO))
+    fail("'" + to + "' is binary: name a file with -o, or redirect the output");
   scriptprof::Profile profile;
   std::string error, text;
   std::vector<std::string> warnings;

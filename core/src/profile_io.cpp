@@ -108,6 +108,19 @@ bool render_format(const Profile& p, std::string_view format, std::string* out, 
   return true;
 }
 
+std::string format_for_path(std::string_view path) {
+  // Longest first: ".speedscope.json" before ".json".
+  static const std::pair<std::string_view, std::string_view> kExtensions[] = {
+      {".speedscope.json", "speedscope"}, {".tree", "lispworks"}, {".folded", "folded"},
+      {".pb.gz", "pprof"}, {".pprof", "pprof"}, {".html", "html"}, {".json", "chrome"},
+      {".sampler", "sampler"}, {".csv", "lms"}};
+  for (const auto& [ext, format] : kExtensions)
+    if (path.size() > ext.size() && path.substr(path.size() - ext.size()) == ext) return std::string(format);
+  return "";
+}
+
+bool is_binary_format(std::string_view format) { return format == "pprof"; }
+
 std::string guess_format(std::string_view text) {
   std::string_view first = text.substr(0, text.find('\n'));
   if (first.find("LispWorks Profiler Tree") != std::string_view::npos) return "lispworks";

@@ -92,6 +92,15 @@ out, status = H.run(string.format("%s %s/cli.folded --report tree", profconv, di
 H.check(status == 0 and out:find("hot (", 1, true), "profconv reads folded (guessed):\n%s", out)
 out, status = H.run(string.format("%s %s", profconv, bad))
 H.check(status == 1 and out:find("profconv: " .. bad .. ": line 3:", 1, true), "profconv on a bad file: %s", out)
+-- profconv names the output format by -o's extension, as luaprof does.
+for _, case in ipairs({{"conv.speedscope.json", '"$schema"'}, {"conv.folded", "# scriptprof "},
+                       {"conv.pb.gz", "\x1f\x8b\x08"}, {"conv.sampler", "@supersamplerV1.0"}}) do
+  out, status = H.run(string.format("%s %s/cli.tree -o %s/%s", profconv, dir, dir, case[1]))
+  H.check(status == 0 and (read(dir .. "/" .. case[1]) or ""):sub(1, 200):find(case[2], 1, true),
+          "profconv -o %s wrote that format: %s", case[1], out)
+end
+out, status = H.run(string.format("%s %s/cli.tree -o %s/conv.txt", profconv, dir, dir))
+H.check(status == 0 and (read(dir .. "/conv.txt") or ""):find("hot %("), "profconv -o x.txt writes the flat report")
 out, status = H.run(string.format("%s --hz 100 -o %s/x.unknown %s", H.luaprof, dir, script))
 H.check(status == 1 and out:find("name the format with --format", 1, true), "luaprof -o without a format: %s", out)
 

@@ -37,6 +37,12 @@ struct FormatOptions {
 bool render_format(const Profile& profile, std::string_view format, std::string* out, std::string* error,
                    const FormatOptions& options = {});
 
+// The format a file name asks for by its extension: .tree, .folded, .speedscope.json, .pb.gz or
+// .pprof, .html, .json (Chrome), .sampler, .csv (lms); "" when it names none.
+std::string format_for_path(std::string_view path);
+// Whether a format's bytes are binary (not for a terminal): pprof.
+bool is_binary_format(std::string_view format);
+
 // Guesses a readable format from a file's first bytes ("" when it cannot tell).
 std::string guess_format(std::string_view text);
 
