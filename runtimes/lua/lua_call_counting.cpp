@@ -97,8 +97,7 @@ bool LuaSampler::listed(const void* f) const {
   return count_list_.empty() || std::find(count_list_.begin(), count_list_.end(), f) != count_list_.end();
 }
 
-void LuaSampler::on_free(const void* block) {
-  if (fn_ids_.empty()) return;
+void LuaSampler::forget_block(const void* block) {
   fn_ids_.erase(block);
   if (block == last_fp_) last_fp_ = nullptr;
   if (block == last_caller_fp_) last_caller_fp_ = nullptr;

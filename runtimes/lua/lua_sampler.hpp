@@ -163,8 +163,14 @@ class LuaSampler final : private RuntimeAdapter {
   // Lua's hook. `ar` is the program's too (its own hook gets it next): never written here.
   void on_hook(lua_State* L, lua_Debug* ar);
   void on_stack_block(const void* old_block);  // from the allocator wrapper: a huge block
-  void on_alloc(std::size_t bytes);     // from the allocator wrapper
-  void on_free(const void* block);      // from the allocator wrapper
+  // From the allocator wrapper, for every allocation of the program: the common "no sample
+  // due" path is inline (through the engine's inline early-outs), so it costs no call.
+  void on_alloc(std::size_t bytes) {
+    if (!in_profiler_ && engine_.on_alloc(bytes)) arm_for_allocation();
+  }
+  void on_free(const void* block) {      // from the allocator wrapper
+    if (!fn_ids_.empty()) forget_block(block);
+  }
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
   lua_Alloc host_alloc() const { return host_alloc_; }
   void* host_alloc_ud() const { return host_alloc_ud_; }
@@ -228,6 +234,8 @@ class LuaSampler final : private RuntimeAdapter {
   void install_space_hooks(lua_State* L);
   void remove_space_hooks(lua_State* L);
   void new_gc_sentinel(lua_State* L);
+  void arm_for_allocation();                        // an allocation sample is due
+  void forget_block(const void* block);             // a freed block was a function's
   void update_excluded();
   void mark_listed_counted(lua_State* L);           // count list: listed functions show 0, not blank
   void finish_limit();                              // suspends and warns when max_samples was reached

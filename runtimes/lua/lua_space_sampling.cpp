@@ -10,6 +10,8 @@ namespace scriptprof::lua {
 namespace {
 
 const char kGcMetaKey = 0;  // its address keys the sentinel's metatable in the registry
+// Read once at load: the wrapper runs for every allocation of the program.
+const std::size_t kStackBlockNearLimit = stack_block_near_limit();
 
 // The wrapped allocator. It never changes what the program sees: the host allocator's answer
 // passes unchanged (a failure stays a failure, and is not counted).
@@ -18,7 +20,7 @@ void* sampling_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) 
   // A stack growing near LUAI_MAXSTACK (only so large a block can be one) must not meet an
   // armed hook: told before the block exists, so no hook can fire in between. A big string or
   // table is not a stack: its ticks stay (a 20 MB string.rep lost 60% of them).
-  if (nsize >= stack_block_near_limit()) s->on_stack_block(ptr);
+  if (nsize >= kStackBlockNearLimit) s->on_stack_block(ptr);
   void* block = s->host_alloc()(s->host_alloc_ud(), ptr, osize, nsize);
   if (nsize == 0 && ptr) s->on_free(ptr);  // a function object's address may be reused now
   if (block && nsize > 0) {
@@ -60,8 +62,7 @@ void LuaSampler::remove_space_hooks(lua_State* L) {
   }
 }
 
-void LuaSampler::on_alloc(std::size_t bytes) {
-  if (in_profiler_ || !engine_.on_alloc(bytes)) return;  // no sample due, or over budget
+void LuaSampler::arm_for_allocation() {
   lua_State* L = current_.load(std::memory_order_acquire);
   if (!L) return;
   // Arm the next safe point, as a tick does; the signal handler keeps off meanwhile. If a hook
