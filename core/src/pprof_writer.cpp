@@ -106,20 +106,30 @@ std::string write_pprof(const Profile& p, bool gzip) {
     field_bytes(out, 1, value_type(wall ? "wall" : "cpu", "nanoseconds"));
   }
 
-  // Samples: one per (stack, thread), in call tree order; the leaf location first.
-  const bool label_threads = p.tree.roots().size() > 1;
-  std::map<FunctionId, bool> used;
-  for (const auto& [thread, root] : p.tree.roots()) {
+  // Samples: one per (stack, thread), in call tree order; the leaf location first. With the
+  // lines the runtime gave, a location is a function at one line (go tool pprof -list, -lines);
+  // else a function at its first line.
+  const bool by_line = p.line_tree().size() > p.line_tree().roots().size();
+  const CallTree& tree = by_line ? p.line_tree() : p.tree;
+  auto function_of = [&](FunctionId location) { return by_line ? p.location(location).function : location; };
+  const bool label_threads = tree.roots().size() > 1;
+  std::map<FunctionId, bool> used, used_locations;
+  for (const auto& [thread, root] : tree.roots()) {
+    std::string thread_name;
+    for (const auto& [t, r] : p.tree.roots())
+      if (t == thread) thread_name = valid_utf8(thread_label(p, r));
     std::vector<NodeId> todo{root};
     while (!todo.empty()) {
       NodeId n = todo.back();
       todo.pop_back();
-      const CallTreeNode& node = p.tree.node(n);
+      const CallTreeNode& node = tree.node(n);
       if (node.self > 0 && n != root) {
         std::vector<std::uint64_t> locations;
-        for (NodeId k = n; k != root; k = p.tree.node(k).parent) {
-          locations.push_back(static_cast<std::uint64_t>(p.tree.node(k).function) + 1);
-          used[p.tree.node(k).function] = true;
+        for (NodeId k = n; k != root; k = tree.node(k).parent) {
+          FunctionId loc = tree.node(k).function;
+          locations.push_back(static_cast<std::uint64_t>(loc) + 1);
+          used_locations[loc] = true;
+          used[function_of(loc)] = true;
         }
         std::string sample;
         field_packed(sample, 1, locations);
@@ -128,22 +138,24 @@ std::string write_pprof(const Profile& p, bool gzip) {
         if (label_threads) {
           std::string label;
           field_varint(label, 1, strings.index("thread"));
-          field_varint(label, 2, strings.index(valid_utf8(thread_label(p, root))));
+          field_varint(label, 2, strings.index(thread_name));
           field_bytes(sample, 3, label);
         }
         field_bytes(out, 2, sample);
       }
       std::vector<NodeId> kids;
-      for (NodeId c = node.first_child; c != kNoNode; c = p.tree.node(c).next_sibling) kids.push_back(c);
+      for (NodeId c = node.first_child; c != kNoNode; c = tree.node(c).next_sibling) kids.push_back(c);
       for (auto it = kids.rbegin(); it != kids.rend(); ++it) todo.push_back(*it);
     }
   }
-  // One location and one function per function identity.
-  for (const auto& [f, _] : used) {
+  for (const auto& [loc, _] : used_locations) {
+    FunctionId f = function_of(loc);
+    // Line 0: not known (a C function, ticks left at a stop): the function's first line.
+    int line_no = by_line && p.location(loc).line > 0 ? p.location(loc).line : p.functions.info(f).line;
     std::string line, location;
     field_varint(line, 1, f + 1);
-    field_varint(line, 2, static_cast<std::uint64_t>(std::max(0, p.functions.info(f).line)));
-    field_varint(location, 1, f + 1);
+    field_varint(line, 2, static_cast<std::uint64_t>(std::max(0, line_no)));
+    field_varint(location, 1, loc + 1);
     field_bytes(location, 4, line);
     field_bytes(out, 4, location);
   }

@@ -62,17 +62,28 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
     }
   }
   counts_[frames[n - 1]].self += weight;
-  if (lines) {
+  // Once lines came, a sample without them (ticks left at a stop, charged to the last stack)
+  // still joins the line-level tree, at line 0: its totals stay the call tree's.
+  if (lines || !locations_.empty()) {
+    // One lookup per frame serves the line counts and the line-level tree.
+    path_.resize(n);
+    LineEntry* last = nullptr;
     for (std::size_t i = 0; i < n; ++i) {
-      if (lines[i] <= 0) continue;
-      LineEntry& e = lines_[(std::uint64_t{frames[i]} << 32) | static_cast<std::uint32_t>(lines[i])];
-      if (e.stamp != stamp_) {  // recursion on the same line counts once per stack
+      const int line = lines && lines[i] > 0 ? lines[i] : 0;
+      LineEntry& e = lines_[(std::uint64_t{frames[i]} << 32) | static_cast<std::uint32_t>(line)];
+      if (e.location == kNoFunction) {
+        e.location = static_cast<FunctionId>(locations_.size());
+        locations_.push_back({frames[i], line});
+      }
+      path_[i] = e.location;
+      last = &e;
+      if (line > 0 && e.stamp != stamp_) {  // recursion on the same line counts once per stack
         e.stamp = stamp_;
         e.counts.cumulative += weight;
       }
     }
-    if (lines[n - 1] > 0)
-      lines_[(std::uint64_t{frames[n - 1]} << 32) | static_cast<std::uint32_t>(lines[n - 1])].counts.self += weight;
+    if (lines && lines[n - 1] > 0) last->counts.self += weight;
+    line_tree_.add_path(thread, path_.data(), n, weight);
   }
   return leaf;
 }
@@ -80,7 +91,7 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
 std::map<int, LineCounts> Profile::line_counts(FunctionId f) const {
   std::map<int, LineCounts> out;
   for (const auto& [key, e] : lines_)
-    if ((key >> 32) == f) out[static_cast<int>(key & 0xffffffffu)] = e.counts;
+    if ((key >> 32) == f && (key & 0xffffffffu) != 0) out[static_cast<int>(key & 0xffffffffu)] = e.counts;
   return out;
 }
 
@@ -125,6 +136,8 @@ void Profile::clear() {
   empty_weight_ = 0;
   callers_.clear();
   lines_.clear();
+  locations_.clear();
+  line_tree_ = CallTree{};
   total_seconds = 0.0;
   gc_seconds = 0.0;
   health = SamplerHealth{};
@@ -210,7 +223,8 @@ std::size_t Profile::bytes() const {
                   frame_marks.capacity() * sizeof(FrameMark) + threads.capacity() * sizeof(ThreadInfo) +
                   counts_.capacity() * sizeof(FunctionCounts) + seen_stamp_.capacity() * sizeof(std::uint32_t) +
                   callers_.capacity() * sizeof(callers_[0]) + lines_.size() * kMapEntry +
-                  lines_.bucket_count() * sizeof(void*);
+                  lines_.bucket_count() * sizeof(void*) + locations_.capacity() * sizeof(Location) +
+                  line_tree_.bytes() + path_.capacity() * sizeof(FunctionId);
   for (const auto& arcs : callers_) n += arcs.capacity() * sizeof(arcs[0]);
   return n;
 }

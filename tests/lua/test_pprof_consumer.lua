@@ -31,6 +31,30 @@ for pct, self, label in flat:gmatch("\n *([%d.]+) +[%d.]+ +([%d.]+)  ([^\n]+)") 
 end
 H.check(top:find("big (", 1, true) and top:find("small (", 1, true), "pprof lists big and small:\n%s", top)
 
+-- Line numbers: each location is a function at the line it ran, so -lines splits a function by
+-- line and -list shows per-line times (every location sat at the function's first line).
+local lines_script = dir .. "/lines.lua"
+f = io.open(lines_script, "w")
+f:write([[
+local function two_loops()
+  local x = 0
+  for i = 1, 3e7 do x = x + i % 3 end
+  for i = 1, 1e7 do x = x + i % 5 end
+  return x
+end
+print(two_loops())
+]])
+f:close()
+H.run(string.format("%s --hz 1000 -o %s/lines.pb.gz %s", H.luaprof, dir, lines_script))
+local by_line, lstatus = H.run(string.format("HOME=%s go tool pprof -top -lines -symbolize=none %s/lines.pb.gz", dir, dir))
+H.check(lstatus == 0, "go tool pprof -lines failed:\n%s", by_line)
+local ms3 = tonumber(by_line:match("\n *(%d+)ms [^\n]*two_loops [^\n]*lines%.lua:3"))
+local ms4 = tonumber(by_line:match("\n *(%d+)ms [^\n]*two_loops [^\n]*lines%.lua:4"))
+H.check(ms3 and ms4 and ms3 > 1.5 * ms4 and ms4 > 0, "-lines: the 3e7 loop (line 3) outweighs the 1e7 loop (line 4): %s ms, %s ms\n%s",
+        tostring(ms3), tostring(ms4), by_line)
+local list = H.run(string.format("HOME=%s go tool pprof -list two_loops -symbolize=none %s/lines.pb.gz", dir, dir))
+H.check(list:find("\n *%d+ms +%d+ms +3:  for i = 1, 3e7") ~= nil, "-list puts time on the loop's line:\n%s", list)
+
 -- A space profile is bytes in pprof (alloc_space/bytes, as Go's heap profiles), never time:
 -- pprof's total is the bytes our report says were allocated.
 local profiler = require "profiler"

@@ -88,6 +88,14 @@ class Profile {
                     const FunctionId* frames, std::size_t n, const int* lines = nullptr);
   // Per-line samples of `f`, by line number (empty when no lines were recorded).
   std::map<int, LineCounts> line_counts(FunctionId f) const;
+  // The stacks at line level, when the runtime gave lines: a call tree whose node "functions"
+  // are locations, each a function at one line (0: unknown), as pprof's Locations are.
+  const CallTree& line_tree() const { return line_tree_; }
+  struct Location {
+    FunctionId function;
+    int line;
+  };
+  const Location& location(FunctionId location) const { return locations_[location]; }
   // Records one exact call of `callee`; `self_call` when its caller is the same function.
   void add_call(FunctionId callee, bool self_call);
   // Records one exact call of `callee` by `caller` (kNoFunction when unknown, e.g. a tail call).
@@ -161,8 +169,12 @@ class Profile {
   struct LineEntry {
     LineCounts counts;
     std::uint32_t stamp = 0;  // last sample that counted it cumulatively
+    FunctionId location = kNoFunction;  // its index in locations_
   };
-  std::unordered_map<std::uint64_t, LineEntry> lines_;  // function << 32 | line
+  std::unordered_map<std::uint64_t, LineEntry> lines_;  // function << 32 | line (0: unknown)
+  std::vector<Location> locations_;
+  CallTree line_tree_;
+  std::vector<FunctionId> path_;  // add_sample's scratch: the sample's locations
 };
 
 // Children of a call tree node, Count descending, ties by label bytewise (every tree writer's order).
