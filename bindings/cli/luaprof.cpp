@@ -195,11 +195,36 @@ struct MainArgs {
   const Options* options;
 };
 
+// -e and -l, as lua.c's dostring and dolibrary.
+int run_lua_arg(lua_State* L, const Options::LuaArg& a) {
+  if (a.kind == 'W') {
+    lua_warning(L, "@on", 0);
+    return LUA_OK;
+  }
+  if (a.kind == 'e') return run_chunk(L, luaL_loadbuffer(L, a.value.data(), a.value.size(), "=(command line)"));
+  // "g=mod" requires mod into global g.
+  std::size_t eq = a.value.find('=');
+  std::string global = eq == std::string::npos ? a.value : a.value.substr(0, eq);
+  std::string module = eq == std::string::npos ? a.value : a.value.substr(eq + 1);
+  lua_getglobal(L, "require");
+  lua_pushstring(L, module.c_str());
+  int status = docall(L, 1, 1);
+  if (status == LUA_OK) lua_setglobal(L, global.c_str());
+  return report_status(L, status);
+}
+
 // Runs in protected mode, as lua.c's pmain does (so tracebacks end in "[C]: in ?").
 int protected_main(lua_State* L) {
   auto* a = static_cast<MainArgs*>(lua_touserdata(L, 1));
-  int script = a->options->script;
+  const Options& o = *a->options;
+  const bool has_script = o.script < a->argc;
+  // As lua.c: without a script, the options are arg[1..] and arg[0] is the program.
+  int script = has_script ? o.script : 0;
   luaL_checkversion(L);
+  if (o.no_env) {
+    lua_pushboolean(L, 1);  // as lua.c: package skips LUA_PATH and LUA_CPATH
+    lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
+  }
   luaL_openlibs(L);
   // `require "profiler"` inside the script gets this very profiler, not a second copy.
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
@@ -214,15 +239,10 @@ int protected_main(lua_State* L) {
   }
   lua_setglobal(L, "arg");
   lua_gc(L, LUA_GCGEN, 0, 0);  // as lua.c
-  if (handle_luainit(L) != LUA_OK) return 0;
+  if (!o.no_env && handle_luainit(L) != LUA_OK) return 0;
 
-  const char* fname = a->argv[script];
-  if (std::strcmp(fname, "-") == 0 && std::strcmp(a->argv[script - 1], "--") != 0) fname = nullptr;
-  int status = luaL_loadfile(L, fname);
-  if (status == LUA_OK) {
-    int n = a->argc - script - 1;
-    luaL_checkstack(L, n + 3, "too many arguments to script");
-    for (int i = 1; i <= n; ++i) lua_pushstring(L, a->argv[script + i]);
+  // The profiler runs from the first -e/-l to the script's end: what luaprof was asked to run.
+  {
     g_run.sampler = scriptprof::lua::attach_sampler(L);
     g_run.sampler->add_boundary(protected_main);
     watch_state_close(L);
@@ -237,11 +257,28 @@ int protected_main(lua_State* L) {
       if ((k == SampleKind::Time && g_run.sampler->primary_kind() == SampleKind::Time) ||
           (k == SampleKind::Gc && st.gc_samples) || (k == SampleKind::Space && st.alloc_bytes)) {
         g_run.profiles.emplace_back(k, g_run.sampler->shared_profile(k));
-        g_run.profiles.back().second->name = a->argv[script];
+        g_run.profiles.back().second->name = has_script ? a->argv[script] : "(command line)";
       }
-    status = docall(L, n, LUA_MULTRET);
-    g_run.sampler->stop();
   }
+  for (const Options::LuaArg& arg : o.lua_args) {
+    if (run_lua_arg(L, arg) != LUA_OK) {
+      g_run.sampler->stop();
+      return 0;
+    }
+  }
+  int status = LUA_OK;
+  if (has_script) {
+    const char* fname = a->argv[script];
+    if (std::strcmp(fname, "-") == 0 && std::strcmp(a->argv[script - 1], "--") != 0) fname = nullptr;
+    status = luaL_loadfile(L, fname);
+    if (status == LUA_OK) {
+      int n = a->argc - script - 1;
+      luaL_checkstack(L, n + 3, "too many arguments to script");
+      for (int i = 1; i <= n; ++i) lua_pushstring(L, a->argv[script + i]);
+      status = docall(L, n, LUA_MULTRET);
+    }
+  }
+  g_run.sampler->stop();
   if (report_status(L, status) != LUA_OK) return 0;
   lua_pushboolean(L, 1);
   return 1;

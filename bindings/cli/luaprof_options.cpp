@@ -12,8 +12,12 @@ namespace luaprof {
 
 void usage(FILE* out) {
   std::fprintf(out,
-      "usage: luaprof [options] script.lua [args...]\n"
-      "Runs script.lua as lua5.4 would and prints a statprof flat profile when it ends.\n");
+      "usage: luaprof [options] [lua options] [script.lua [args...]]\n"
+      "Runs script.lua as lua5.4 would and prints a statprof flat profile when it ends.\n"
+      "lua options, as lua5.4's, run in order under the profiler:\n"
+      "  -e stat  execute string 'stat'      -l mod  require 'mod' into global 'mod' (g=mod: 'g')\n"
+      "  -W       turn warnings on           -E      ignore environment variables\n"
+      "  -        run standard input         --      stop handling options\n");
   // The run options, from the table every front end shares.
   for (const auto& spec : scriptprof::run_option_specs()) {
     if (!spec.flag) continue;
@@ -86,12 +90,38 @@ Options parse_options(int argc, char** argv) {
   }
   // A chunk loaded from a string is its own source text: kept only when it is to be printed.
   o.sampler.keep_chunk_text = !o.annotate.empty();
+  // lua5.4's options (lua.c's collectargs): from the first item CLI11 left to the script.
   std::vector<std::string> rest = app.remaining();
-  bool dashdash = !rest.empty() && rest[0] == "--";
-  if (dashdash) rest.erase(rest.begin());
-  if (rest.empty()) bad_usage("no script given");
-  if (!dashdash && rest[0].size() > 1 && rest[0][0] == '-') bad_usage("unknown option '" + rest[0] + "'");
-  o.script = argc - static_cast<int>(rest.size());
+  std::size_t k = 0;
+  for (; k < rest.size(); ++k) {
+    const std::string& a = rest[k];
+    if (a.size() < 2 || a[0] != '-') break;  // the script, or "-" for standard input
+    if (a == "--") {
+      ++k;
+      break;
+    }
+    char kind = a[1];
+    if ((kind == 'e' || kind == 'l')) {
+      std::string value = a.substr(2);
+      if (value.empty()) {
+        if (++k >= rest.size() || rest[k].empty() || rest[k][0] == '-')
+          bad_usage(std::string("'-") + kind + "' needs argument");
+        value = rest[k];
+      }
+      o.lua_args.push_back({kind, value});
+    } else if (a == "-W") {
+      o.lua_args.push_back({'W', ""});
+    } else if (a == "-E") {
+      o.no_env = true;
+    } else if (a == "-i" || a == "-v") {
+      bad_usage("'" + a + "' is not supported: luaprof runs a script, not the interactive interpreter");
+    } else {
+      bad_usage("unknown option '" + a + "'");
+    }
+  }
+  bool has_e = std::any_of(o.lua_args.begin(), o.lua_args.end(), [](const Options::LuaArg& l) { return l.kind == 'e'; });
+  if (k == rest.size() && !has_e) bad_usage("no script given");
+  o.script = argc - static_cast<int>(rest.size() - k);
   bool time_asked = false, space_asked = false;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (!given[i] || given[i]->count() == 0) continue;

@@ -18,7 +18,15 @@ struct Options {
   std::string format;
   std::vector<std::string> annotate;  // functions whose source to print with per-line shares
   scriptprof::ReportOptions report;   // hidden functions and packages
-  int script = 0;           // argv index of the script
+  int script = 0;           // argv index of the script; argc when there is none
+  // lua5.4's own options, after luaprof's and before the script, run in their order:
+  // 'e' (-e stat), 'l' (-l mod), 'W' (-W: warnings on).
+  struct LuaArg {
+    char kind;
+    std::string value;
+  };
+  std::vector<LuaArg> lua_args;
+  bool no_env = false;      // -E: ignore LUA_INIT and the LUA_PATH variables
 };
 
 // Prints the usage text.

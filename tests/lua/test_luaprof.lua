@@ -35,6 +35,37 @@ local function same_as_lua(name, script, args, env, no_report)
   return o2, c1
 end
 
+-- lua5.4's own options before the script (-e, -l, -l g=mod, -W, -E, -, --) mean the same
+-- under luaprof, run in order under the profiler, with the same output and exit status.
+local function same_options(name, opts, env, no_report)
+  local o1, e1, c1 = run(string.format("%s %s", H.lua, opts), env)
+  local o2, e2, c2 = run(string.format("%s --hz 1000 %s", H.luaprof, opts), env)
+  e1, e2 = unprefixed(e1, H.lua), unprefixed(e2, H.luaprof)
+  local cut = o2:find(report_start, 1, true) or o2:find("No samples recorded.\n", 1, true)
+  H.check(no_report or cut ~= nil, "%s: luaprof printed a report:\n%s", name, o2)
+  local script_out = cut and o2:sub(1, cut - 1) or o2
+  H.check(script_out == o1, "%s: stdout differs\n--- lua5.4\n%s--- luaprof\n%s", name, o1, script_out)
+  if not no_report then H.check(e2 == e1, "%s: stderr differs\n--- lua5.4\n%s--- luaprof\n%s", name, e1, e2) end
+  H.check(c2 == c1, "%s: exit status %s, lua5.4 gave %s", name, c2, c1)
+  return o2
+end
+local opts_script = dir .. "/opts.lua"
+write(opts_script, "print('script', arg[0] ~= nil, arg[1], M and M.rep('x', 2))\n")
+local stdin_script = dir .. "/stdin.lua"
+write(stdin_script, "print('from stdin', ...)\n")
+local busy = "local s = 0 for i = 1, 3e6 do s = s + i end print(s)"
+local e_out = same_options("-e", "-e '" .. busy .. "'")
+H.check(e_out:find("main chunk ((command line))", 1, true), "-e code is profiled:\n%s", e_out)
+same_options("-e error", "-e 'error(\"boom\")'", nil, false)
+same_options("-l g=mod, -e, script", "-l M=string -e 'print(M.rep(\"a\", 3))' " .. opts_script .. " one")
+same_options("-l mod", "-l string -e 'print(string == require(\"string\"))'")
+same_options("-W", "-W -e 'warn(\"hi\")'")
+same_options("-E", "-E -e 'print(INIT_RAN)'", "LUA_INIT='INIT_RAN = 42'")
+same_options("- (stdin)", "- a b < " .. stdin_script)
+same_options("--", "-- " .. opts_script .. " x")
+same_options("-e needs argument", "-e", nil, true)
+same_options("unknown option", "-x " .. opts_script, nil, true)
+
 same_as_lua("args", [[
 print(#arg, arg[0] ~= nil, arg[1], arg[2], arg[3], select("#", ...), ...)
 local s = 0 for i = 1, 3e6 do s = s + i end print(s)
