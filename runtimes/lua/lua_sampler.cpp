@@ -241,14 +241,12 @@ bool LuaSampler::arm(lua_State* L) {
   }
   armed_.store(L, std::memory_order_release);
   // COUNT: the next Lua instruction. CALL: a function called (the callee started after the
-  // tick, so the sample is the caller's). The host's own events stay, so its hook still fires.
-  // RETURN, when a Lua function runs: Lua 5.4 sees a hook set from outside only where an
-  // instruction re-reads its trap (calls, loops, returns to a caller), so in a short leaf
-  // with neither (a vector's dot product) the count would first fire in the caller, which took
-  // all of the leaf's ticks. The return event fires in the leaf. Its stack check is the count
-  // hook's (hook_has_room): any call first meets the CALL event, which disarms. Never on a C
-  // function: one returning many values could raise "stack overflow"; the C function a tick
-  // finds running is noted instead (note_c_frame).
+  // tick, so the sample is the caller's). The host's own events stay. RETURN, in a Lua
+  // function: Lua 5.4 sees an outside hook only where an instruction re-reads its trap (calls,
+  // loops, returns), so a short leaf with neither ran on unseen and its caller took its ticks;
+  // the return event fires in the leaf, with the count event's stack check (hook_has_room).
+  // Never on a C function (one returning many values could raise "stack overflow"): the C
+  // function a tick finds running is noted instead (note_c_frame).
   int events = saved_.mask & (LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE);
   RunningFrame running = running_frame(L);
   if (running.known && !running.c_function) events |= LUA_MASKRET;
