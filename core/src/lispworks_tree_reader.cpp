@@ -23,15 +23,6 @@ std::string at(std::size_t line, const std::string& what) {
   return "line " + std::to_string(line) + ": " + what;
 }
 
-// A field of one or more decimal digits, nothing else (no sign, no spaces).
-bool parse_u64(std::string_view field, std::uint64_t* out) {
-  if (field.empty()) return false;
-  for (char c : field)
-    if (c < '0' || c > '9') return false;
-  auto r = std::from_chars(field.data(), field.data() + field.size(), *out);
-  return r.ec == std::errc() && r.ptr == field.data() + field.size();
-}
-
 // A Common Lisp string: "..." with \x standing for x. The whole name must be the string.
 bool parse_quoted(std::string_view s, std::string* out) {
   out->clear();

@@ -19,17 +19,12 @@ struct LmsLine {
   std::string_view text;  // type 2
 };
 
-bool parse_number(std::string_view text, std::uint64_t* out) {
-  auto r = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return !text.empty() && r.ec == std::errc() && r.ptr == text.data() + text.size();
-}
-
 // One non-empty line; `what` says what is wrong with it.
 bool parse_lms_line(std::string_view line, LmsLine* out, std::string* what) {
   std::size_t c1 = line.find(','), c2 = c1 == std::string_view::npos ? c1 : line.find(',', c1 + 1);
   if (c2 == std::string_view::npos) return *what = "expected \"type,id,value\"", false;
   std::string_view type = line.substr(0, c1), id = line.substr(c1 + 1, c2 - c1 - 1), rest = line.substr(c2 + 1);
-  if (!parse_number(id, &out->id))
+  if (!parse_u64(id, &out->id))
     return *what = "the id must be a non-negative integer, got '" + std::string(id) + "'", false;
   if (type == "2") {
     out->type = 2;
@@ -39,7 +34,7 @@ bool parse_lms_line(std::string_view line, LmsLine* out, std::string* what) {
   if (type != "0" && type != "1")
     return *what = "the type must be 0, 1 or 2, got '" + std::string(type) + "'", false;
   out->type = type == "0" ? 0 : 1;
-  if (!parse_number(rest, &out->diff))
+  if (!parse_u64(rest, &out->diff))
     return *what = "the time difference must be a non-negative integer, got '" + std::string(rest) + "'", false;
   return true;
 }

@@ -28,6 +28,15 @@ std::string field_text(std::string s) {
   return s;
 }
 
+// One symbol table entry: TAB id TAB unknown(0) TAB symbol TAB library TAB library LF.
+void symbol_entry(std::string& out, std::uint32_t id, const std::string& symbol, const std::string& library) {
+  out += "\t";
+  be32(out, id);
+  out += "\t";
+  be32(out, 0);
+  out += "\t" + symbol + "\t" + library + "\t" + library + "\n";
+}
+
 constexpr std::uint32_t kTimeScaleId = 0x00010000;  // the "scriptprof ..." symbol
 constexpr std::size_t kMaxFrames = 1024;  // the format has no truncation marker: keep the leaf end
 
@@ -57,28 +66,16 @@ bool write_sampler(const Profile& p, std::string* result, std::string* error, co
     threads.emplace_back(id, root);
     char name[16];
     std::snprintf(name, sizeof name, "Thread_%04X", static_cast<unsigned>(id));
-    out += "\t";
-    be32(out, id);
-    out += "\t";
-    be32(out, 0);
-    out += std::string("\t") + name + "\t" + name + "\t" + name + "\n";
+    symbol_entry(out, id, name, name);
   }
   if (o.time_scale) {
     // Below every function id and above every thread id, so no sample can name it.
-    out += "\t";
-    be32(out, kTimeScaleId);
-    out += "\t";
-    be32(out, 0);
-    out += "\t" + time_scale_text(p) + "\tscriptprof\tscriptprof\n";
+    symbol_entry(out, kTimeScaleId, time_scale_text(p), "scriptprof");
   }
   for (const auto& [f, id] : sym) {
     const FunctionInfo& info = p.functions.info(f);
     std::string lib = field_text(info.kind == FunctionKind::Native ? "[C]" : info.file);
-    out += "\t";
-    be32(out, id);
-    out += "\t";
-    be32(out, 0);
-    out += "\t" + field_text(p.functions.label(f)) + "\t" + lib + "\t" + lib + "\n";
+    symbol_entry(out, id, field_text(p.functions.label(f)), lib);
   }
   out += "@end\n";
   auto line = [&](NodeId leaf, NodeId root) {

@@ -1,5 +1,7 @@
 #include "text_util.hpp"
 
+#include <charconv>
+
 #include "scriptprof/profile.hpp"
 
 #include <algorithm>
@@ -43,6 +45,14 @@ std::string limit_notice(const Profile& p) {
   if (!p.health.limit_reached) return "";
   return "Collection stopped at max_samples after " + std::to_string(p.health.samples_taken) +
          " samples: later time is not in this profile.\n";
+}
+
+bool parse_u64(std::string_view field, std::uint64_t* out) {
+  if (field.empty()) return false;
+  for (char c : field)
+    if (c < '0' || c > '9') return false;
+  auto r = std::from_chars(field.data(), field.data() + field.size(), *out);
+  return r.ec == std::errc() && r.ptr == field.data() + field.size();
 }
 
 }  // namespace scriptprof

@@ -1,5 +1,6 @@
 // Small text helpers shared by the line-oriented writers and readers (internal to the core).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,9 @@ std::string one_line(std::string s);
 
 // printf into a std::string (the report layouts are specified as printf conversions).
 std::string printf_string(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// A field of one or more decimal digits, nothing else (no sign, no spaces), that fits.
+bool parse_u64(std::string_view field, std::uint64_t* out);
 
 // The next line of `text` from `*pos` without its LF or a trailing CR; false at the end.
 bool next_line(std::string_view text, std::size_t* pos, std::string_view* line);

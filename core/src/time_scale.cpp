@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "scriptprof/profile.hpp"
+#include "text_util.hpp"
 
 namespace scriptprof {
 
@@ -15,11 +16,6 @@ std::string shortest(double x) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, x);
   return std::string(buf, r.ptr);
-}
-
-bool parse_u64(std::string_view s, std::uint64_t* out) {
-  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
 }
 
 bool parse_seconds(const std::string& s, double* out) {
