@@ -5,21 +5,26 @@
 namespace scriptprof {
 
 NodeId CallTree::new_node(FunctionId function, NodeId parent) {
-  NodeId id = static_cast<NodeId>(nodes_.size());
+  NodeId id = static_cast<NodeId>(size_);
   CallTreeNode n;
   n.function = function;
   n.parent = parent;
   if (parent != kNoNode) {
-    n.depth = nodes_[parent].depth + 1;
+    n.depth = at(parent).depth + 1;
     // Append after the existing children so iteration is in first-seen order.
-    CallTreeNode& p = nodes_[parent];
+    CallTreeNode& p = at(parent);
     if (p.last_child == kNoNode)
       p.first_child = id;
     else
-      nodes_[p.last_child].next_sibling = id;
+      at(p.last_child).next_sibling = id;
     p.last_child = id;
   }
-  nodes_.push_back(n);
+  if ((id & kChunkMask) == 0) {
+    chunks_.emplace_back();
+    chunks_.back().reserve(std::size_t{1} << kChunkBits);
+  }
+  chunks_.back().push_back(n);
+  ++size_;
   return id;
 }
 
@@ -31,31 +36,55 @@ NodeId CallTree::root(std::uint32_t process) {
   return id;
 }
 
+// Fibonacci hashing: the multiply spreads (parent, function) over the high bits, which pick
+// the slot.
+std::size_t CallTree::slot_of(NodeId parent, FunctionId function) const {
+  const std::uint64_t key = (std::uint64_t{parent} << 32) | function;
+  return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> index_shift_);
+}
+
 NodeId CallTree::child(NodeId parent, FunctionId function) {
-  std::uint64_t key = (std::uint64_t{parent} << 32) | function;
-  auto it = children_.find(key);
-  if (it != children_.end()) return it->second;
+  // Children are every node but the roots; the index stays at most half full.
+  if (2 * (size_ + 1 - roots_.size()) > index_.size()) grow_index();
+  const std::size_t mask = index_.size() - 1;
+  std::size_t i = slot_of(parent, function);
+  for (NodeId id; (id = index_[i]) != kNoNode; i = (i + 1) & mask)
+    if (node(id).parent == parent && node(id).function == function) return id;
   NodeId id = new_node(function, parent);
-  children_.emplace(key, id);
+  index_[i] = id;
   return id;
+}
+
+void CallTree::grow_index() {
+  const std::size_t size = index_.empty() ? 64 : 2 * index_.size();
+  index_.assign(size, kNoNode);
+  index_shift_ = 64;
+  for (std::size_t s = size; s > 1; s >>= 1) --index_shift_;
+  const std::size_t mask = size - 1;
+  for (NodeId id = 0; id < size_; ++id) {
+    if (node(id).parent == kNoNode) continue;
+    std::size_t i = slot_of(node(id).parent, node(id).function);
+    while (index_[i] != kNoNode) i = (i + 1) & mask;
+    index_[i] = id;
+  }
 }
 
 NodeId CallTree::add_path(std::uint32_t process, const FunctionId* frames, std::size_t n,
                           std::uint64_t weight) {
   NodeId node = root(process);
-  nodes_[node].count += weight;
+  at(node).count += weight;
   for (std::size_t i = 0; i < n; ++i) {
     node = child(node, frames[i]);
-    nodes_[node].count += weight;
+    at(node).count += weight;
   }
-  nodes_[node].self += weight;
+  at(node).self += weight;
   return node;
 }
 
 std::vector<FunctionId> CallTree::stack(NodeId leaf) const {
   std::vector<FunctionId> frames;
-  for (NodeId n = leaf; n != kNoNode && nodes_[n].parent != kNoNode; n = nodes_[n].parent)
-    frames.push_back(nodes_[n].function);
+  for (NodeId n = leaf; n != kNoNode && node(n).parent != kNoNode; n = node(n).parent)
+    frames.push_back(node(n).function);
   std::reverse(frames.begin(), frames.end());
   return frames;
 }
@@ -65,10 +94,9 @@ std::vector<FunctionId> CallTree::stack(NodeId leaf) const {
 namespace scriptprof {
 
 std::size_t CallTree::bytes() const {
-  // An unordered_map node holds the pair and a next pointer; each has a bucket pointer too.
-  constexpr std::size_t kMapEntry = sizeof(std::uint64_t) + sizeof(NodeId) + 2 * sizeof(void*);
-  return nodes_.capacity() * sizeof(CallTreeNode) + roots_.capacity() * sizeof(roots_[0]) +
-         children_.size() * kMapEntry + children_.bucket_count() * sizeof(void*);
+  return chunks_.size() * (std::size_t{1} << kChunkBits) * sizeof(CallTreeNode) +
+         chunks_.capacity() * sizeof(chunks_[0]) + roots_.capacity() * sizeof(roots_[0]) +
+         index_.capacity() * sizeof(NodeId);
 }
 
 }  // namespace scriptprof

@@ -2,7 +2,6 @@
 // It is also the compact store of full stacks: a sample is just its leaf node.
 #pragma once
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "scriptprof/function_table.hpp"
@@ -33,8 +32,8 @@ class CallTree {
   // Returns the leaf node (the process root for an empty stack).
   NodeId add_path(std::uint32_t process, const FunctionId* frames, std::size_t n, std::uint64_t weight);
 
-  const CallTreeNode& node(NodeId id) const { return nodes_[id]; }
-  std::size_t size() const { return nodes_.size(); }
+  const CallTreeNode& node(NodeId id) const { return chunks_[id >> kChunkBits][id & kChunkMask]; }
+  std::size_t size() const { return size_; }
   // Process roots in first-seen order, as (process, node).
   const std::vector<std::pair<std::uint32_t, NodeId>>& roots() const { return roots_; }
   // Frames of the path ending at `leaf`, root-first (the process root excluded).
@@ -43,11 +42,24 @@ class CallTree {
   std::size_t bytes() const;
 
  private:
+  CallTreeNode& at(NodeId id) { return chunks_[id >> kChunkBits][id & kChunkMask]; }
   NodeId new_node(FunctionId function, NodeId parent);
+  std::size_t slot_of(NodeId parent, FunctionId function) const;
+  void grow_index();
 
-  std::vector<CallTreeNode> nodes_;
+  // Nodes in fixed chunks (80 KB): a growing tree never copies its nodes, and the chunks come
+  // from the heap's free lists, reused run after run, where one vector's doublings went to
+  // fresh mmap'd pages each time (page faults and copies were most of a deep stack's cost).
+  static constexpr unsigned kChunkBits = 11;
+  static constexpr NodeId kChunkMask = (NodeId{1} << kChunkBits) - 1;
+  std::vector<std::vector<CallTreeNode>> chunks_;
+  std::size_t size_ = 0;
   std::vector<std::pair<std::uint32_t, NodeId>> roots_;
-  std::unordered_map<std::uint64_t, NodeId> children_;  // (parent << 32 | function) -> child
+  // The child index: open addressing over node ids (kNoNode: empty), probed from a hash of
+  // (parent, function) and matched against the node itself. 4 bytes a slot and no allocation
+  // per node, where a node-based map cost ~40 bytes and a malloc for every new call path.
+  std::vector<NodeId> index_;
+  unsigned index_shift_ = 64;  // 64 - log2(index_.size())
 };
 
 }  // namespace scriptprof
