@@ -18,22 +18,17 @@ extern "C" {
 }
 
 #include "lua_attach.hpp"
-#include "luaprof_options.hpp"
+#include "lua_runner.hpp"
 #include "lua_source_text.hpp"
+#include "luaprof_options.hpp"
 #include "profiler_module.hpp"
-#include "scriptprof/annotated_source.hpp"
-#include "scriptprof/atomic_file.hpp"
-#include "scriptprof/profile_io.hpp"
-#include "scriptprof/statprof_flat_report.hpp"
+#include "report_output.hpp"
 
 using luaprof::Options;
 using luaprof::parse_options;
 using scriptprof::lua::LuaSampler;
 
 namespace {
-
-// As lua.c: messages are prefixed with the program's own argv[0].
-const char* g_progname = "luaprof";
 
 
 struct Run {
@@ -42,9 +37,10 @@ struct Run {
   LuaSampler* sampler = nullptr;
   // The run's profiles (time, gc, space: those asked for), held here because os.exit(code, true)
   // closes the state, and the sampler with it, before the report is printed.
-  std::vector<std::pair<scriptprof::lua::SampleKind, std::shared_ptr<scriptprof::Profile>>> profiles;
+  luaprof::RunProfiles profiles;
   std::vector<std::string> sources;  // per function id: the chunk's source name (annotate)
   bool reported = false;
+  bool write_failed = false;  // a report or file could not be written: the exit status says so
 };
 Run g_run;  // one run per process; atexit needs it (os.exit skips main's epilogue)
 
@@ -73,104 +69,7 @@ void finish_report() {
     }
   }
   std::fflush(stdout);
-  std::string text, error;
-  static const char* const titles[] = {"time", "garbage collections (a sample after each)",
-                                       "space (bytes allocated)"};
-  for (const auto& [kind, profile] : g_run.profiles) {
-    std::string one;
-    if (!scriptprof::render_report(*profile, o.style, &one, &error, o.report)) one = error + "\n";
-    if (g_run.profiles.size() > 1) text += "== " + std::string(titles[static_cast<int>(kind)]) + " ==\n";
-    text += one;
-    for (const std::string& name : o.annotate)
-      for (scriptprof::FunctionId f = 0; f < profile->functions.size(); ++f)
-        if (profile->counts(f).cumulative > 0 &&
-            (profile->functions.info(f).name == name || profile->functions.label(f) == name))
-          text += "\n" + scriptprof::annotated_source(*profile, f, annotate_source(*profile, f));
-  }
-  if (!o.output.empty()) {
-    std::string file;
-    if (!scriptprof::render_format(*g_run.profiles[0].second, o.format, &file, &error) ||
-        !scriptprof::write_file_atomically(o.output, file, &error))
-      std::fprintf(stderr, "luaprof: %s\n", error.c_str());
-  }
-  if (o.report_file.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-  } else {
-    if (!scriptprof::write_file_atomically(o.report_file, text, &error))
-      std::fprintf(stderr, "luaprof: %s\n", error.c_str());
-  }
-}
-
-// ---- What lua.c does, kept identical so scripts cannot tell the difference -----------------
-
-lua_State* g_interrupt_state = nullptr;
-
-void interrupt_hook(lua_State* L, lua_Debug*) {
-  lua_sethook(L, nullptr, 0, 0);
-  luaL_error(L, "interrupted!");
-}
-
-// SIGINT: lua.c's behaviour (raise "interrupted!" in the script), so Ctrl-C still prints the
-// report. Async-signal-safe: signal() and lua_sethook (documented as signal-safe) only.
-void on_sigint(int sig) {
-  signal(sig, SIG_DFL);
-  lua_sethook(g_interrupt_state, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
-}
-
-int message_handler(lua_State* L) {
-  const char* msg = lua_tostring(L, 1);
-  if (msg == nullptr) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
-int docall(lua_State* L, int narg, int nres) {
-  int base = lua_gettop(L) - narg;
-  lua_pushcfunction(L, message_handler);
-  lua_insert(L, base);
-  g_interrupt_state = L;
-  signal(SIGINT, on_sigint);
-  if (g_run.sampler) g_run.sampler->release_program_clock();  // the script's time starts here
-  int status = lua_pcall(L, narg, nres, base);
-  signal(SIGINT, SIG_DFL);
-  lua_remove(L, base);
-  return status;
-}
-
-void print_message(const char* msg) {
-  std::fprintf(stderr, "%s: %s\n", g_progname, msg);
-  std::fflush(stderr);
-}
-
-int report_status(lua_State* L, int status) {
-  if (status != LUA_OK) {
-    const char* msg = lua_tostring(L, -1);
-    print_message(msg ? msg : "(error object is not a string)");
-    lua_pop(L, 1);
-  }
-  return status;
-}
-
-int run_chunk(lua_State* L, int status) {
-  if (status == LUA_OK) status = docall(L, 0, 0);
-  return report_status(L, status);
-}
-
-// LUA_INIT_5_4, else LUA_INIT: code (or @file) run before the script, as lua.c does.
-int handle_luainit(lua_State* L) {
-  const char* name = "=LUA_INIT_" LUA_VERSION_MAJOR "_" LUA_VERSION_MINOR;
-  const char* init = std::getenv(name + 1);
-  if (init == nullptr) {
-    name = "=LUA_INIT";
-    init = std::getenv(name + 1);
-  }
-  if (init == nullptr) return LUA_OK;
-  if (init[0] == '@') return run_chunk(L, luaL_loadfile(L, init + 1));
-  return run_chunk(L, luaL_loadbuffer(L, init, std::strlen(init), name));
+  if (!luaprof::write_reports(o, luarunner::g_progname, g_run.profiles, annotate_source)) g_run.write_failed = true;
 }
 
 // os.exit(code, true) closes the state before atexit runs: forget the sampler then (the
@@ -194,24 +93,6 @@ struct MainArgs {
   char** argv;
   const Options* options;
 };
-
-// -e and -l, as lua.c's dostring and dolibrary.
-int run_lua_arg(lua_State* L, const Options::LuaArg& a) {
-  if (a.kind == 'W') {
-    lua_warning(L, "@on", 0);
-    return LUA_OK;
-  }
-  if (a.kind == 'e') return run_chunk(L, luaL_loadbuffer(L, a.value.data(), a.value.size(), "=(command line)"));
-  // "g=mod" requires mod into global g.
-  std::size_t eq = a.value.find('=');
-  std::string global = eq == std::string::npos ? a.value : a.value.substr(0, eq);
-  std::string module = eq == std::string::npos ? a.value : a.value.substr(eq + 1);
-  lua_getglobal(L, "require");
-  lua_pushstring(L, module.c_str());
-  int status = docall(L, 1, 1);
-  if (status == LUA_OK) lua_setglobal(L, global.c_str());
-  return report_status(L, status);
-}
 
 // Runs in protected mode, as lua.c's pmain does (so tracebacks end in "[C]: in ?").
 int protected_main(lua_State* L) {
@@ -239,7 +120,7 @@ int protected_main(lua_State* L) {
   }
   lua_setglobal(L, "arg");
   lua_gc(L, LUA_GCGEN, 0, 0);  // as lua.c
-  if (!o.no_env && handle_luainit(L) != LUA_OK) return 0;
+  if (!o.no_env && luarunner::handle_luainit(L) != LUA_OK) return 0;
 
   // The profiler runs from the first -e/-l to the script's end: what luaprof was asked to run.
   {
@@ -247,12 +128,14 @@ int protected_main(lua_State* L) {
     g_run.sampler->add_boundary(protected_main);
     watch_state_close(L);
     std::string error;
-    scriptprof::lua::SamplerSettings settings = a->options->sampler;
+    scriptprof::lua::SamplerSettings settings;
+    static_cast<scriptprof::RunSettings&>(settings) = a->options->run;
+    settings.keep_chunk_text = a->options->keep_chunk_text;
     settings.hold_clock = true;  // released by docall: setting up is not the script's time
     if (!g_run.sampler->start(L, settings, &error))
       return luaL_error(L, "cannot start the profiler: %s", error.c_str());
     using scriptprof::lua::SampleKind;
-    const auto& st = a->options->sampler;
+    const auto& st = a->options->run;
     for (SampleKind k : {SampleKind::Time, SampleKind::Gc, SampleKind::Space})
       if ((k == SampleKind::Time && g_run.sampler->primary_kind() == SampleKind::Time) ||
           (k == SampleKind::Gc && st.gc_samples) || (k == SampleKind::Space && st.alloc_bytes)) {
@@ -261,7 +144,7 @@ int protected_main(lua_State* L) {
       }
   }
   for (const Options::LuaArg& arg : o.lua_args) {
-    if (run_lua_arg(L, arg) != LUA_OK) {
+    if (luarunner::run_lua_arg(L, arg.kind, arg.value) != LUA_OK) {
       g_run.sampler->stop();
       return 0;
     }
@@ -275,25 +158,30 @@ int protected_main(lua_State* L) {
       int n = a->argc - script - 1;
       luaL_checkstack(L, n + 3, "too many arguments to script");
       for (int i = 1; i <= n; ++i) lua_pushstring(L, a->argv[script + i]);
-      status = docall(L, n, LUA_MULTRET);
+      status = luarunner::docall(L, n, LUA_MULTRET);
     }
   }
   g_run.sampler->stop();
-  if (report_status(L, status) != LUA_OK) return 0;
+  if (luarunner::report_status(L, status) != LUA_OK) return 0;
   lua_pushboolean(L, 1);
   return 1;
 }
 
 }  // namespace
 
+static void release_program_clock() {
+  if (g_run.sampler) g_run.sampler->release_program_clock();  // the script's time starts here
+}
+
 int main(int argc, char** argv) {
-  if (argc > 0 && argv[0] && argv[0][0]) g_progname = argv[0];
+  luarunner::g_progname = argc > 0 && argv[0] && argv[0][0] ? argv[0] : "luaprof";
+  luarunner::g_before_call = release_program_clock;
   static Options options;  // atexit reads it after main returns
-  options = parse_options(argc, argv);
+  options = parse_options(argc, argv, luaprof::Frontend{"luaprof", "lua5.4", LUA_RELEASE, false});
   g_run.options = &options;
   lua_State* L = luaL_newstate();
   if (L == nullptr) {
-    print_message("cannot create state: not enough memory");
+    luarunner::print_message("cannot create state: not enough memory");
     return EXIT_FAILURE;
   }
   g_run.L = L;
@@ -303,9 +191,9 @@ int main(int argc, char** argv) {
   lua_pushlightuserdata(L, &args);
   int status = lua_pcall(L, 1, 1, 0);
   int ok = lua_toboolean(L, -1);
-  report_status(L, status);
+  luarunner::report_status(L, status);
   finish_report();
   g_run.sampler = nullptr;
   lua_close(L);
-  return (ok && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
+  return (ok && status == LUA_OK && !g_run.write_failed) ? EXIT_SUCCESS : EXIT_FAILURE;
 }

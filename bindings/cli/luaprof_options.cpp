@@ -2,21 +2,27 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
-#include "profiler_module.hpp"
 
 namespace luaprof {
 
-void usage(FILE* out) {
+void usage(FILE* out, const Frontend& fe) {
   std::fprintf(out,
-      "usage: luaprof [options] [lua options] [script.lua [args...]]\n"
-      "Runs script.lua as lua5.4 would and prints a statprof flat profile when it ends.\n"
-      "lua options, as lua5.4's, run in order under the profiler:\n"
-      "  -e stat  execute string 'stat'      -l mod  require 'mod' into global 'mod' (g=mod: 'g')\n"
-      "  -W       turn warnings on           -E      ignore environment variables\n"
+      "usage: %s [options] [lua options] [script.lua [args...]]\n"
+      "Runs script.lua as %s would and prints a statprof flat profile when it ends.\n"
+      "lua options, as %s's, run in order under the profiler:\n"
+      "  -e stat  execute string 'stat'      -l mod  require 'mod' into global 'mod' (g=mod: 'g')\n",
+      fe.program, fe.interpreter, fe.interpreter);
+  if (fe.jit_options)
+    std::fprintf(out, "  -j cmd   perform LuaJIT control command  -O[opt]  control LuaJIT optimizations\n");
+  else
+    std::fprintf(out, "  -W       turn warnings on\n");
+  std::fprintf(out,
+      "  -E       ignore environment variables\n"
       "  -        run standard input         --      stop handling options\n");
   // The run options, from the table every front end shares.
   for (const auto& spec : scriptprof::run_option_specs()) {
@@ -42,16 +48,21 @@ void usage(FILE* out) {
       "  --                end of options\n");
 }
 
+namespace {
+const Frontend* g_fe = nullptr;  // the program parsing (its name in messages)
+}  // namespace
+
 [[noreturn]] void bad_usage(const std::string& message) {
-  std::fprintf(stderr, "luaprof: %s\nTry 'luaprof --help' for the options.\n", message.c_str());
+  std::fprintf(stderr, "%s: %s\nTry '%s --help' for the options.\n", g_fe->program, message.c_str(), g_fe->program);
   std::exit(EXIT_FAILURE);
 }
 
 // Options come before the script; the script and everything after it are the script's, as for
 // lua5.4 (CLI11's prefix_command stops at the first item it does not know).
-Options parse_options(int argc, char** argv) {
+Options parse_options(int argc, char** argv, const Frontend& fe) {
+  g_fe = &fe;
   Options o;
-  CLI::App app{"luaprof"};
+  CLI::App app{fe.program};
   app.prefix_command();
   app.set_help_flag();  // our own usage text below
   std::string slowest;
@@ -81,15 +92,15 @@ Options parse_options(int argc, char** argv) {
     bad_usage(e.what());
   }
   if (help) {
-    usage(stdout);
+    usage(stdout, fe);
     std::exit(EXIT_SUCCESS);
   }
   if (version) {
-    std::printf("luaprof (scriptprof) 0.1.0, %s\n", LUA_RELEASE);
+    std::printf("%s (scriptprof) 0.1.0, %s\n", fe.program, fe.version);
     std::exit(EXIT_SUCCESS);
   }
   // A chunk loaded from a string is its own source text: kept only when it is to be printed.
-  o.sampler.keep_chunk_text = !o.annotate.empty();
+  o.keep_chunk_text = !o.annotate.empty();
   // lua5.4's options (lua.c's collectargs): from the first item CLI11 left to the script.
   std::vector<std::string> rest = app.remaining();
   std::size_t k = 0;
@@ -109,12 +120,21 @@ Options parse_options(int argc, char** argv) {
         value = rest[k];
       }
       o.lua_args.push_back({kind, value});
-    } else if (a == "-W") {
+    } else if (a == "-W" && !fe.jit_options) {
       o.lua_args.push_back({'W', ""});
+    } else if (kind == 'j' && fe.jit_options) {
+      std::string value = a.substr(2);
+      if (value.empty()) {
+        if (++k >= rest.size() || rest[k].empty() || rest[k][0] == '-') bad_usage("'-j' needs argument");
+        value = rest[k];
+      }
+      o.lua_args.push_back({'j', value});
+    } else if (kind == 'O' && fe.jit_options) {
+      o.lua_args.push_back({'O', a.substr(2)});
     } else if (a == "-E") {
       o.no_env = true;
     } else if (a == "-i" || a == "-v") {
-      bad_usage("'" + a + "' is not supported: luaprof runs a script, not the interactive interpreter");
+      bad_usage("'" + a + "' is not supported: " + fe.program + " runs a script, not the interactive interpreter");
     } else {
       bad_usage("unknown option '" + a + "'");
     }
@@ -126,8 +146,8 @@ Options parse_options(int argc, char** argv) {
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (!given[i] || given[i]->count() == 0) continue;
     std::string error;
-    bool ok = specs[i].arg ? scriptprof::parse_run_option(&o.sampler, specs[i].name, values[i], &error)
-                           : scriptprof::set_run_option(&o.sampler, specs[i].name, scriptprof::OptionValue::of_bool(true), &error);
+    bool ok = specs[i].arg ? scriptprof::parse_run_option(&o.run, specs[i].name, values[i], &error)
+                           : scriptprof::set_run_option(&o.run, specs[i].name, scriptprof::OptionValue::of_bool(true), &error);
     if (!ok) bad_usage(std::string(specs[i].flag) + " " + error);
     time_asked |= std::strcmp(specs[i].name, "hz") == 0;
     space_asked |= std::strcmp(specs[i].name, "gc") == 0 || std::strcmp(specs[i].name, "alloc") == 0;
@@ -140,7 +160,7 @@ Options parse_options(int argc, char** argv) {
       bad_usage("--slowest-frames: '" + slowest + "' is not an integer >= 0");
     o.report.slowest_frames = static_cast<std::size_t>(v);
   }
-  if (space_asked && !time_asked) o.sampler.sample_time = false;
+  if (space_asked && !time_asked) o.run.sample_time = false;
   {
     std::string text, error;
     if (!scriptprof::render_report(scriptprof::Profile{}, o.style, &text, &error)) bad_usage("--style: " + error);
@@ -159,7 +179,7 @@ Options parse_options(int argc, char** argv) {
       bad_usage("-o " + o.output + ": name the format with --format (lispworks, folded, speedscope, chrome, pprof, html, sampler, lms)");
   }
   // Timelines need the samples in time order.
-  if (o.format == "chrome" || o.format == "lms") o.sampler.full_stacks = true;
+  if (o.format == "chrome" || o.format == "lms") o.run.full_stacks = true;
   return o;
 }
 

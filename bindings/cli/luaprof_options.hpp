@@ -1,17 +1,27 @@
-// luaprof's command line: the options before the script, parsed with CLI11 into the run's
-// settings, with luaprof's own usage text and error messages (status 1 on a bad command line).
+// The command line of luaprof and luajitprof: the options before the script, parsed with CLI11
+// into the run's settings, with the program's own usage text and error messages (status 1 on a
+// bad command line), then the interpreter's own options (lua5.4's, or luajit's).
 #pragma once
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "lua_sampler.hpp"
+#include "scriptprof/run_options.hpp"
 #include "scriptprof/profile_io.hpp"
 
 namespace luaprof {
 
+// Which program parses: its name, the interpreter it stands in for, and what that one accepts.
+struct Frontend {
+  const char* program = "luaprof";
+  const char* interpreter = "lua5.4";
+  const char* version = "";  // the interpreter's release, for --version
+  bool jit_options = false;  // luajit's -j cmd and -O[opt] (else lua5.4's -W)
+};
+
 struct Options {
-  scriptprof::lua::SamplerSettings sampler;
+  scriptprof::RunSettings run;
+  bool keep_chunk_text = false;  // keep chunk text for --annotate
   std::string report_file;  // empty: stdout
   std::string style = "flat";
   std::string output;       // -o FILE: the profile in `format`
@@ -19,8 +29,8 @@ struct Options {
   std::vector<std::string> annotate;  // functions whose source to print with per-line shares
   scriptprof::ReportOptions report;   // hidden functions and packages
   int script = 0;           // argv index of the script; argc when there is none
-  // lua5.4's own options, after luaprof's and before the script, run in their order:
-  // 'e' (-e stat), 'l' (-l mod), 'W' (-W: warnings on).
+  // The interpreter's own options, after ours and before the script, run in their order:
+  // 'e' (-e stat), 'l' (-l mod), 'W' (-W: warnings on), 'j' (-j cmd), 'O' (-O opt).
   struct LuaArg {
     char kind;
     std::string value;
@@ -30,9 +40,9 @@ struct Options {
 };
 
 // Prints the usage text.
-void usage(FILE* out);
+void usage(FILE* out, const Frontend& fe);
 // Parses argv; on a bad command line prints why and exits with status 1, on --help or
 // --version prints and exits with 0.
-Options parse_options(int argc, char** argv);
+Options parse_options(int argc, char** argv, const Frontend& fe);
 
 }  // namespace luaprof

@@ -15,6 +15,7 @@ extern "C" {
 #include <sstream>
 
 #include "lua_registry_keys.hpp"
+#include "lua_reachable_names.hpp"
 #include "lua_sampler.hpp"
 
 namespace scriptprof::lua {
@@ -256,29 +257,14 @@ bool LuaSampler::find_function_value(lua_State* L, int idx, FunctionId* out) {
 // Names library C functions as "string.rep" from package.loaded, as the debug library's
 // traceback does; call-site names ("rep", "?") are a poor second.
 void LuaSampler::learn_c_names(lua_State* L) {
-  int top = lua_gettop(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {
-    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
-      std::string module = lua_tostring(L, -2);
-      lua_pushnil(L);
-      while (lua_next(L, -2)) {
-        if (lua_type(L, -2) == LUA_TSTRING && lua_iscfunction(L, -1)) {
-          void* fp = reinterpret_cast<void*>(lua_tocfunction(L, -1));
-          std::string field = lua_tostring(L, -2);
-          std::string name = module == LUA_GNAME ? field : module + "." + field;
-          auto [pos, inserted] = c_names_.emplace(fp, name);
-          if (name == "collectgarbage") collector_ = fp;  // Lua 5.4's only measurable GC time
-          // Prefer the global name ("print") over a module path ("_G.print").
-          if (!inserted && module == LUA_GNAME) pos->second = name;
-        }
-        lua_pop(L, 1);
-      }
-    }
-    lua_pop(L, 1);
-  }
-  lua_settop(L, top);
+  visit_reachable_functions(L, false, [&](const std::string& name) {
+    if (!lua_iscfunction(L, -1)) return;
+    void* fp = reinterpret_cast<void*>(lua_tocfunction(L, -1));
+    auto [pos, inserted] = c_names_.emplace(fp, name);
+    if (name == "collectgarbage") collector_ = fp;  // Lua 5.4's only measurable GC time
+    // Prefer the global name ("print") over a module path ("_G.print").
+    if (!inserted && better_name(name, pos->second)) pos->second = name;
+  });
 }
 
 // ---- Chunks ------------------------------------------------------------------------------------

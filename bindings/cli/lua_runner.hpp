@@ -1,0 +1,30 @@
+// What lua.c (and luajit.c) do around a script, kept identical so that a script cannot tell it
+// runs under a profiler: error messages with a traceback, Ctrl-C as "interrupted!", LUA_INIT,
+// -e, -l, -W and LuaJIT's -j and -O. Lua 5.1's API only: compiled into luaprof (Lua 5.4) and
+// into luajitprof (LuaJIT): one source, two builds.
+#pragma once
+extern "C" {
+#include <lua.h>
+}
+#include <string>
+
+namespace luarunner {
+
+// The program name that prefixes messages (argv[0], as lua.c).
+extern const char* g_progname;
+// Called just before each chunk runs: where the profiled program's time starts.
+extern void (*g_before_call)();
+
+// lua.c's docall: runs the function below `narg` arguments with a traceback handler.
+int docall(lua_State* L, int narg, int nres);
+void print_message(const char* msg);
+// Prints the error on top of the stack, if status says there is one; returns status.
+int report_status(lua_State* L, int status);
+int run_chunk(lua_State* L, int status);
+// LUA_INIT_5_4 (Lua 5.4 only), else LUA_INIT: code or @file run before the script.
+int handle_luainit(lua_State* L);
+// One interpreter option before the script: 'e' (-e stat), 'l' (-l mod, or g=mod), 'W' (-W,
+// Lua 5.4), 'j' (-j cmd[=args], LuaJIT), 'O' (-O[opt], LuaJIT).
+int run_lua_arg(lua_State* L, char kind, const std::string& value);
+
+}  // namespace luarunner
