@@ -130,6 +130,8 @@ void Profile::clear() {
   samples.clear();
   frame_marks.clear();
   counts_.clear();
+  jit_shares = false;
+  runtime_note.clear();
   seen_stamp_.clear();
   stamp_ = 0;
   total_weight_ = 0;

@@ -56,6 +56,10 @@ std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt)
   else
     out += counting ? "%     cumulative   self             \ntime   seconds    seconds   calls   procedure\n"
                     : "%     cumulative   self             \ntime   seconds     seconds  procedure\n";
+  // A JIT runtime's column, before the names: the share of a function's self time that ran
+  // compiled code.
+  const bool jit = p.jit_shares && !guile2;
+  if (jit) out.insert(out.size() - std::string("procedure\n").size(), " jit%  ");
   for (const CallStats& s : compute_call_stats(p, opt.cumulative)) {
     // Negative zero never reaches the page (FORMATS.md 1.9).
     out += guile_fixed(std::max(0.0, s.pct_time), 6, 2) + " " +
@@ -73,6 +77,8 @@ std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt)
       out += " " + right(std::to_string(*s.calls), 7) + "  ";
     else
       out += std::string(28, ' ');
+    if (jit)
+      out += s.self_samples ? right(std::to_string(100 * p.counts(s.function).compiled / s.self_samples), 5) + "  " : "    -  ";
     out += report_label(p, s.function, opt.labels) + "\n";
   }
   out += "---\nSample count: " + std::to_string(p.sample_weight()) + "\n";

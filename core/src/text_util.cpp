@@ -42,8 +42,9 @@ bool next_line(std::string_view text, std::size_t* pos, std::string_view* line) 
 }
 
 std::string limit_notice(const Profile& p) {
-  if (!p.health.limit_reached) return "";
-  return "Collection stopped at max_samples after " + std::to_string(p.health.samples_taken) +
+  std::string out = p.runtime_note.empty() ? "" : p.runtime_note + "\n";
+  if (!p.health.limit_reached) return out;
+  return out + "Collection stopped at max_samples after " + std::to_string(p.health.samples_taken) +
          " samples: later time is not in this profile.\n";
 }
 

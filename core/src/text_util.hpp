@@ -10,7 +10,7 @@ class Profile;
 
 // The line a report opens with when max_samples stopped the collection ("" otherwise): a
 // profile of the start of a run must not pass for the whole run.
-std::string limit_notice(const Profile& p);
+std::string limit_notice(const Profile& p);  // the runtime's note and the max_samples notice, for headers
 
 // A name with LF and CR replaced by spaces: line-oriented formats cannot hold them.
 std::string one_line(std::string s);

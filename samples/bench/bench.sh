@@ -14,3 +14,4 @@ echo
 "$build/bin/scriptprof_format_bench" $quick
 echo
 lua5.4 -e "package.cpath='$build/lib/?.so;'..package.cpath" "$here/bench.lua" "$@"
+lua5.4 "$here/luajit_rows.lua" "$build" $quick

@@ -32,6 +32,7 @@ TEST_CASE("flat report of the worked example matches Guile 3 byte for byte (FORM
   FlatReportOptions o;
   o.labels = LabelStyle::Guile;
   CHECK(statprof_flat_report(e.profile, o) == vector_section("3.0 flat, no call counts"));
+  CHECK(statprof_flat_report(e.profile, o).find("jit%") == std::string::npos);
 }
 
 TEST_CASE("flat report with lines 1 - 5 - 9 and plain labels") {
@@ -104,4 +105,30 @@ TEST_CASE("a newline in a function name cannot break the report's lines") {
   std::string text = statprof_flat_report(p);
   CHECK(text.find("evil name\n") != std::string::npos);
   CHECK(std::count(text.begin(), text.end(), '\n') == 6);
+}
+
+TEST_CASE("a JIT runtime's compiled share is a jit% column, and a runtime note heads the report") {
+  Profile p;
+  p.period_ns = 1'000'000;
+  FunctionId hot = p.add_function({"hot", "a.lua", 1, 3, FunctionKind::Script});
+  FunctionId cold = p.add_function({"cold", "a.lua", 5, 7, FunctionKind::Script});
+  const FunctionId stack_hot[] = {cold, hot};
+  const FunctionId stack_cold[] = {cold};
+  for (int i = 0; i < 4; ++i) {
+    p.add_sample(0, 0, 1, stack_hot, 2);
+    p.add_jit_share(hot, 1, i != 0);  // 3 of hot's 4 samples ran compiled
+  }
+  p.add_sample(0, 0, 1, stack_cold, 1);
+  p.add_jit_share(cold, 1, false);
+  p.total_seconds = 0.005;
+  std::string without_note = statprof_flat_report(p, {});
+  CHECK(without_note.find("seconds   jit%  procedure\n") != std::string::npos);
+  CHECK(without_note.find("     75  hot (a.lua:1)\n") != std::string::npos);
+  CHECK(without_note.find("      0  cold (a.lua:5)\n") != std::string::npos);
+  p.runtime_note = "The JIT was off for this run.";
+  CHECK(statprof_flat_report(p, {}).rfind("The JIT was off for this run.\n%", 0) == 0);
+  // A runtime without a JIT prints the layout it always did.
+  p.clear();
+  CHECK(!p.jit_shares);
+  CHECK(p.runtime_note.empty());
 }

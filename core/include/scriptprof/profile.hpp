@@ -44,6 +44,7 @@ struct FunctionCounts {
   std::uint64_t occurrences = 0; // weight times frames of the function (Guile 3's "cumulative")
   std::optional<std::uint64_t> calls;  // exact calls when counted
   std::uint64_t self_calls = 0;        // calls whose caller was the same function
+  std::uint64_t compiled = 0;          // self weight that ran JIT-compiled code (jit_shares)
 };
 
 // Health of the sampler that produced the profile (a profiler says what it dropped).
@@ -73,6 +74,9 @@ class Profile {
   double gc_seconds = 0.0;
   std::uint64_t start_unix_ns = 0;     // wall-clock start of the run (0 if unknown)
   bool keep_samples = false;           // full stacks: keep every sample record
+  std::string runtime_note;            // a line the runtime adds atop reports ("JIT off ...")
+  bool jit_shares = false;             // the runtime told compiled code from interpreted
+                                       // (LuaJIT): counts().compiled is known
   SamplerHealth health;
 
   FunctionTable functions;
@@ -86,6 +90,11 @@ class Profile {
   // Returns the call tree node of the sample's leaf.
   NodeId add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
                     const FunctionId* frames, std::size_t n, const int* lines = nullptr);
+  // A sample of `weight` whose innermost function `leaf` ran JIT-compiled code (or not).
+  void add_jit_share(FunctionId leaf, std::uint64_t weight, bool compiled) {
+    jit_shares = true;
+    if (compiled) counts_[leaf].compiled += weight;
+  }
   // Per-line samples of `f`, by line number (empty when no lines were recorded).
   std::map<int, LineCounts> line_counts(FunctionId f) const;
   // The stacks at line level, when the runtime gave lines: a call tree whose node "functions"

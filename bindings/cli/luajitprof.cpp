@@ -1,0 +1,146 @@
+// build/bin/luajitprof: runs a script as luajit does, with the JIT on, under the LuaJIT
+// adapter, and prints the report (like `luajit -jp`, with our reports and files).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <luajit.h>
+#include <lualib.h>
+}
+
+#include "lua_runner.hpp"
+#include "lua_source_text.hpp"
+#include "luajit_sampler.hpp"
+#include "luaprof_options.hpp"
+#include "report_output.hpp"
+
+namespace {
+
+using luaprof::Options;
+using scriptprof::luajit::LuaJitSampler;
+
+struct Run {
+  const Options* options = nullptr;
+  std::unique_ptr<LuaJitSampler> sampler;
+  luaprof::RunProfiles profiles;
+  bool reported = false;
+  bool write_failed = false;
+};
+Run g_run;  // one run per process; atexit needs it (os.exit skips main's epilogue)
+
+std::vector<std::string> annotate_source(const scriptprof::Profile& p, scriptprof::FunctionId f) {
+  std::vector<std::string> lines;
+  std::string error;
+  scriptprof::lua::source_lines("@" + p.functions.info(f).file, &lines, &error);
+  return lines;
+}
+
+// Stops the profiler and prints the reports, once (from main, or from atexit after os.exit).
+void finish_report() {
+  if (g_run.reported || g_run.profiles.empty()) return;
+  g_run.reported = true;
+  if (g_run.sampler) g_run.sampler->stop();
+  std::fflush(stdout);
+  if (!luaprof::write_reports(*g_run.options, luarunner::g_progname, g_run.profiles, annotate_source))
+    g_run.write_failed = true;
+}
+
+void release_program_clock() {
+  if (g_run.sampler) g_run.sampler->release_program_clock();
+}
+
+struct MainArgs {
+  int argc;
+  char** argv;
+};
+
+// As luajit.c's pmain, in protected mode.
+int protected_main(lua_State* L) {
+  auto* a = static_cast<MainArgs*>(lua_touserdata(L, 1));
+  const Options& o = *g_run.options;
+  const bool has_script = o.script < a->argc;
+  const int script = has_script ? o.script : 0;
+  if (o.no_env) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
+  }
+  lua_gc(L, LUA_GCSTOP, 0);  // as luajit.c: stop the collector while the libraries open
+  luaL_openlibs(L);
+  lua_gc(L, LUA_GCRESTART, -1);
+  lua_createtable(L, a->argc - script - 1, script + 1);
+  for (int i = 0; i < a->argc; ++i) {
+    lua_pushstring(L, a->argv[i]);
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+  if (!o.no_env && luarunner::handle_luainit(L) != 0) return 0;
+
+  g_run.sampler = std::make_unique<LuaJitSampler>(L);
+  g_run.sampler->add_boundary(protected_main);
+  scriptprof::RunSettings settings = o.run;
+  settings.hold_clock = true;  // released by docall: setting up is not the script's time
+  std::string error;
+  if (!g_run.sampler->start(L, settings, &error)) {
+    g_run.sampler.reset();
+    return luaL_error(L, "cannot start the profiler: %s", error.c_str());
+  }
+  g_run.profiles.emplace_back(scriptprof::SampleKind::Time, g_run.sampler->shared_profile(scriptprof::SampleKind::Time));
+  g_run.profiles.back().second->name = has_script ? a->argv[script] : "(command line)";
+  for (const Options::LuaArg& arg : o.lua_args)
+    if (luarunner::run_lua_arg(L, arg.kind, arg.value) != 0) {
+      g_run.sampler->stop();
+      return 0;
+    }
+  int status = 0;
+  if (has_script) {
+    const char* fname = a->argv[script];
+    if (std::strcmp(fname, "-") == 0 && std::strcmp(a->argv[script - 1], "--") != 0) fname = nullptr;
+    status = luaL_loadfile(L, fname);
+    if (status == 0) {
+      const int n = a->argc - script - 1;
+      luaL_checkstack(L, n + 3, "too many arguments to script");
+      for (int i = 1; i <= n; ++i) lua_pushstring(L, a->argv[script + i]);
+      status = luarunner::docall(L, n, LUA_MULTRET);
+    }
+  }
+  g_run.sampler->stop();
+  if (luarunner::report_status(L, status) != 0) return 0;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  luarunner::g_progname = argc > 0 && argv[0] && argv[0][0] ? argv[0] : "luajitprof";
+  luarunner::g_before_call = release_program_clock;
+  static Options options;  // atexit reads it after main returns
+  options = luaprof::parse_options(argc, argv, luaprof::Frontend{"luajitprof", "luajit", LUAJIT_VERSION, true});
+  if (options.run.gc_samples || options.run.alloc_bytes) {
+    std::fprintf(stderr, "luajitprof: --gc and --alloc are not available on LuaJIT yet: it reports no allocations or GC cycles to hook\n");
+    return EXIT_FAILURE;
+  }
+  g_run.options = &options;
+  lua_State* L = luaL_newstate();
+  if (L == nullptr) {
+    luarunner::print_message("cannot create state: not enough memory");
+    return EXIT_FAILURE;
+  }
+  std::atexit(finish_report);
+  MainArgs args{argc, argv};
+  lua_pushcfunction(L, protected_main);
+  lua_pushlightuserdata(L, &args);
+  const int status = lua_pcall(L, 1, 1, 0);
+  const int ok = lua_toboolean(L, -1);
+  luarunner::report_status(L, status);
+  finish_report();
+  g_run.sampler.reset();
+  lua_close(L);
+  return (ok && status == 0 && !g_run.write_failed) ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,156 @@
+// Function identity and names for the LuaJIT adapter.
+//
+// A Lua function is its prototype, keyed by its chunk and its lines (closures of one prototype
+// merge); its name is the one its chunk's text declares ("Vec:new", "update"), the same in every
+// run, else its call site's, else <anonymous> with its file and line; at the end of a run the
+// name under which it is reachable from loaded modules and globals wins ("Vec.new"). A C
+// function (LuaJIT's fast functions included) is its function object, named by the library
+// table that holds it ("string.format").
+extern "C" {
+#include <lauxlib.h>
+}
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "lua_reachable_names.hpp"
+#include "lua_source_text.hpp"
+#include "luajit_sampler.hpp"
+
+namespace scriptprof::luajit {
+
+namespace {
+constexpr const char* kAnonymous = "<anonymous>";  // labels add the file and line
+constexpr std::size_t kEdge = 24;                   // bytes of a source's ends kept to tell chunks apart
+}  // namespace
+
+FunctionId LuaJitSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
+  lua_getinfo(L, "Sl", ar);
+  if (ar->what[0] != 'C') return lua_function_id(L, ar);
+  lua_getinfo(L, "f", ar);
+  const void* key = lua_topointer(L, -1);
+  const void* fp = reinterpret_cast<const void*>(lua_tocfunction(L, -1));
+  lua_pop(L, 1);
+  if (fp && std::find(boundaries_.begin(), boundaries_.end(), fp) != boundaries_.end()) {
+    *boundary = true;
+    return kNoFunction;
+  }
+  return c_function_id(L, ar, key);
+}
+
+FunctionId LuaJitSampler::lua_function_id(lua_State* L, lua_Debug* ar) {
+  const std::uint32_t chunk = chunk_of(*ar);
+  const std::uint64_t key = (std::uint64_t{chunk} << 42) | (std::uint64_t(ar->linedefined & 0x1fffff) << 21) |
+                            std::uint64_t(ar->lastlinedefined & 0x1fffff);
+  auto it = lua_ids_.find(key);
+  if (it != lua_ids_.end()) return it->second;
+  FunctionInfo info;
+  info.file = ar->short_src;
+  info.line = ar->linedefined;
+  info.last_line = ar->lastlinedefined;
+  if (ar->what[0] == 'm') {
+    info.kind = FunctionKind::Main;
+    info.name = "main chunk";
+  } else {
+    Chunk& c = chunks_[chunk];
+    if (!c.scanned) {
+      c.scanned = true;
+      std::vector<std::string> lines;
+      std::string text, error;
+      if (lua::source_lines(ar->source, &lines, &error))
+        for (const std::string& line : lines) text += line + "\n";
+      c.declared = lua::declared_names(text);
+    }
+    auto d = c.declared.find({ar->linedefined, ar->lastlinedefined});
+    if (d != c.declared.end()) {
+      info.name = d->second.empty() ? kAnonymous : d->second;
+    } else {
+      lua_getinfo(L, "n", ar);  // no text to read: the call site's name
+      info.name = ar->name ? ar->name : kAnonymous;
+    }
+  }
+  const FunctionId id = engine_.add_function(std::move(info));
+  lua_ids_.emplace(key, id);
+  return id;
+}
+
+FunctionId LuaJitSampler::c_function_id(lua_State* L, lua_Debug* ar, const void* key) {
+  auto it = c_ids_.find(key);
+  if (it != c_ids_.end()) return it->second;
+  FunctionInfo info;
+  info.kind = FunctionKind::Native;
+  auto named = c_names_.find(key);
+  if (named != c_names_.end()) {
+    info.name = named->second;
+  } else {
+    lua_getinfo(L, "n", ar);
+    info.name = ar->name ? ar->name : "?";
+  }
+  const FunctionId id = engine_.add_function(std::move(info));
+  c_ids_.emplace(key, id);
+  return id;
+}
+
+// The chunk of a Lua function: its source string's address, checked against the length and
+// ends recorded (a chunk loaded later may reuse a collected chunk's address).
+std::uint32_t LuaJitSampler::chunk_of(const lua_Debug& ar) {
+  const std::size_t length = std::strlen(ar.source);
+  const std::size_t edge = std::min(length, kEdge);
+  auto found = chunk_index_.find(ar.source);
+  if (found != chunk_index_.end()) {
+    const Chunk& c = chunks_[found->second];
+    if (c.length == length && c.head.compare(0, edge, ar.source, edge) == 0 &&
+        c.tail.compare(0, edge, ar.source + length - edge, edge) == 0)
+      return found->second;
+  }
+  Chunk c;
+  c.source = ar.source;
+  c.length = length;
+  c.head.assign(ar.source, edge);
+  c.tail.assign(ar.source + length - edge, edge);
+  chunks_.push_back(std::move(c));
+  const auto index = static_cast<std::uint32_t>(chunks_.size() - 1);
+  chunk_index_[ar.source] = index;
+  return index;
+}
+
+FunctionId LuaJitSampler::pseudo_function(FunctionId* slot, const char* name, bool collector) {
+  if (*slot == kNoFunction || *slot >= engine_.profile(SampleKind::Time).functions.size()) {
+    FunctionInfo info;
+    info.name = name;
+    info.kind = FunctionKind::Pseudo;
+    info.collector = collector;
+    *slot = engine_.add_function(std::move(info));
+  }
+  return *slot;
+}
+
+void LuaJitSampler::learn_library_names(lua_State* L) {
+  lua::visit_reachable_functions(L, false, [&](const std::string& name) {
+    if (!lua_iscfunction(L, -1)) return;
+    auto [pos, inserted] = c_names_.emplace(lua_topointer(L, -1), name);
+    if (!inserted && lua::better_name(name, pos->second)) pos->second = name;
+  });
+}
+
+void LuaJitSampler::qualify_names(lua_State* L) {
+  std::map<FunctionId, std::string> names;
+  lua::visit_reachable_functions(L, true, [&](const std::string& name) {
+    if (lua_iscfunction(L, -1)) return;
+    lua_Debug ar;
+    lua_pushvalue(L, -1);
+    lua_getinfo(L, ">S", &ar);
+    auto chunk = chunk_index_.find(ar.source);
+    if (chunk == chunk_index_.end()) return;
+    const std::uint64_t key = (std::uint64_t{chunk->second} << 42) |
+                              (std::uint64_t(ar.linedefined & 0x1fffff) << 21) | std::uint64_t(ar.lastlinedefined & 0x1fffff);
+    auto id = lua_ids_.find(key);
+    if (id == lua_ids_.end()) return;
+    auto it = names.find(id->second);
+    if (it == names.end() || lua::better_name(name, it->second)) names[id->second] = name;
+  });
+  for (const auto& [id, name] : names) engine_.rename_function(id, name);
+}
+
+}  // namespace scriptprof::luajit

@@ -1,0 +1,223 @@
+#include "luajit_sampler.hpp"
+
+extern "C" {
+#include <lauxlib.h>
+#include <luajit.h>
+}
+
+#include <algorithm>
+#include <cstdio>
+
+namespace scriptprof::luajit {
+
+namespace {
+
+// LuaJIT's profiler and its hook are one per process: so is the sampler they call.
+std::atomic<LuaJitSampler*> g_sampler{nullptr};
+
+void profile_callback(void* data, lua_State* L, int /*samples*/, int vmstate) {
+  static_cast<LuaJitSampler*>(data)->on_safe_point(L, vmstate);
+}
+
+void call_hook(lua_State* L, lua_Debug* ar) {
+  if (LuaJitSampler* s = g_sampler.load(std::memory_order_relaxed)) s->on_call(L, ar);
+}
+
+// jit.profile.start while a run is on: refused, so that neither profiler is left half-on.
+int refuse_jit_profile(lua_State* L) {
+  return luaL_error(L, "jit.profile cannot start while scriptprof is profiling (LuaJIT has one profiler per process)");
+}
+
+// jit.status(): whether the JIT compiler is on.
+bool jit_on(lua_State* L) {
+  const int top = lua_gettop(L);
+  bool on = false;
+  lua_getglobal(L, "jit");
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_getfield(L, -1, "status");
+    if (lua_type(L, -1) == LUA_TFUNCTION && lua_pcall(L, 0, 1, 0) == 0) on = lua_toboolean(L, -1);
+  }
+  lua_settop(L, top);
+  return on;
+}
+
+}  // namespace
+
+LuaJitSampler::LuaJitSampler(lua_State* main) : main_(main) {}
+
+LuaJitSampler* LuaJitSampler::of(lua_State*) { return g_sampler.load(std::memory_order_relaxed); }
+
+Capabilities LuaJitSampler::capabilities() const {
+  Capabilities c;
+  c.runtime = LUAJIT_VERSION;
+  c.signal_arm = true;    // arm() triggers LuaJIT's own SIGPROF handler
+  c.call_events = true;   // call hooks, with the JIT off for the run
+  return c;
+}
+
+bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string* error) {
+  LuaJitSampler* none = nullptr;
+  if (!g_sampler.compare_exchange_strong(none, this) && none != this) {
+    *error = "another LuaJIT state of this process is being profiled (LuaJIT has one profiler per process)";
+    return false;
+  }
+  if (!engine_.start(settings, settings.count_calls, error)) {
+    g_sampler = nullptr;
+    return false;
+  }
+  counting_ = engine_.counting();
+  learn_library_names(L);
+  chain_.run(L);
+  // 'l': safe points at every line as well as at calls and returns, so a tick in a long loop
+  // is taken in that loop, not at the function's return.
+  if (settings.sample_time && !bridge_.start(L, 'l', profile_callback, this, error)) {
+    engine_.stop();
+    g_sampler = nullptr;
+    return false;
+  }
+  guard_jit_profile(L, true);
+  if (counting_) {
+    // Compiled traces skip hooks: counted calls need the interpreter.
+    jit_was_on_ = jit_on(L);
+    luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
+    lua_sethook(L, call_hook, LUA_MASKCALL, 0);
+    engine_.profile().runtime_note = "The JIT was off for this run: calls were counted through hooks, which compiled code skips.";
+  }
+  if (settings.start_sampling && !engine_.resume(error, settings.hold_clock)) {
+    stop();
+    return false;
+  }
+  return true;
+}
+
+void LuaJitSampler::stop() {
+  if (!engine_.active()) return;
+  engine_.suspend();
+  bridge_.stop(main_);
+  guard_jit_profile(main_, false);
+  if (counting_) {
+    lua_sethook(main_, nullptr, 0, 0);
+    if (jit_was_on_) luaJIT_setmode(main_, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
+  }
+  qualify_names(main_);
+  engine_.stop();
+  g_sampler = nullptr;
+}
+
+// Async-signal-safe: an atomic exchange and the bridge's trigger (LuaJIT's own SIGPROF handler,
+// see jit_profiler_bridge.hpp). It triggers on every tick: a trigger that lands while LuaJIT
+// runs a VM event sets no hook, and the next tick must be able to try again.
+ArmResult LuaJitSampler::arm() {
+  const bool was = armed_.exchange(true, std::memory_order_relaxed);
+  bridge_.trigger();
+  return was ? ArmResult::AlreadyArmed : ArmResult::Armed;
+}
+
+void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
+  armed_.store(false, std::memory_order_relaxed);
+  if (!engine_.sampling() || engine_.pending_ticks() == 0) return;
+  engine_.enter_sampling();
+  const PendingWeight w = engine_.take_pending();
+  walk(L);
+  // The VM state the tick found: the collector and the compiler are frames of their own, under
+  // the Lua code that was running when they ran.
+  if (vmstate == 'G' || vmstate == 'J') {
+    frames_.push_back(vmstate == 'G' ? pseudo_function(&gc_id_, "(gc)", true) : pseudo_function(&jit_id_, "(jit)", false));
+    lines_.push_back(0);
+  }
+  engine_.record(SampleKind::Time, w.ticks, process_of(L), w.since_ns);
+  if (!frames_.empty()) engine_.profile(SampleKind::Time).add_jit_share(frames_.back(), w.ticks, vmstate == 'N');
+  engine_.leave_sampling();
+  if (engine_.finish_limit())
+    std::fprintf(stderr, "profiler: max_samples (%llu) reached: collection stopped, the profile covers the run until then\n",
+                 static_cast<unsigned long long>(engine_.settings().max_samples));
+}
+
+void LuaJitSampler::on_call(lua_State* L, lua_Debug* ar) {
+  if (!engine_.sampling()) return;
+  bool boundary = false;
+  const FunctionId callee = intern(L, ar, &boundary);
+  if (callee == kNoFunction) return;
+  FunctionId caller = kNoFunction;
+  lua_Debug up;
+  if (lua_getstack(L, 1, &up)) caller = intern(L, &up, &boundary);
+  engine_.record_call(callee, caller);
+}
+
+void LuaJitSampler::walk(lua_State* L) {
+  frames_.clear();
+  lines_.clear();
+  std::size_t idx = chain_.index_of(L);
+  lua_State* s = L;
+  for (;;) {
+    lua_Debug ar;
+    for (int level = 0; lua_getstack(s, level, &ar); ++level) {
+      bool boundary = false;
+      const FunctionId id = intern(s, &ar, &boundary);
+      if (boundary) goto done;
+      frames_.push_back(id);
+      lines_.push_back(ar.currentline > 0 ? ar.currentline : 0);
+    }
+    if (idx == ProcessChain::kNotInChain || idx == 0) break;
+    s = static_cast<lua_State*>(chain_.at(--idx));
+  }
+done:
+  std::reverse(frames_.begin(), frames_.end());
+  std::reverse(lines_.begin(), lines_.end());
+}
+
+void LuaJitSampler::enter_coroutine(lua_State* from, lua_State* co) {
+  const bool was = engine_.enter_critical();
+  chain_.enter(from, co);
+  engine_.leave_critical(was);
+}
+
+void LuaJitSampler::leave_coroutine(lua_State* co, lua_State* from) {
+  const bool was = engine_.enter_critical();
+  chain_.leave(co, from);
+  engine_.leave_critical(was);
+}
+
+void LuaJitSampler::mark_frame() {
+  if (!engine_.active()) return;
+  engine_.profile(SampleKind::Time).frame_marks.push_back({0, engine_.profile_time()});
+}
+
+// The program's jit.profile.start is kept in the registry while a run replaces it.
+void LuaJitSampler::guard_jit_profile(lua_State* L, bool on) {
+  static const char kSaved[] = "scriptprof.jit_profile_start";
+  const int top = lua_gettop(L);
+  if (on) {  // loaded now, so that a require during the run finds it guarded
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "jit.profile");
+    if (lua_pcall(L, 1, 0, 0) != 0) lua_pop(L, 1);
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_getfield(L, -1, "jit.profile");
+    if (lua_type(L, -1) == LUA_TTABLE) {
+      const int module = lua_gettop(L);
+      if (on) {
+        lua_getfield(L, module, "start");
+        lua_setfield(L, LUA_REGISTRYINDEX, kSaved);
+        lua_pushcfunction(L, refuse_jit_profile);
+        lua_setfield(L, module, "start");
+      } else {
+        lua_getfield(L, LUA_REGISTRYINDEX, kSaved);
+        if (!lua_isnil(L, -1)) lua_setfield(L, module, "start");
+        lua_pushnil(L);
+        lua_setfield(L, LUA_REGISTRYINDEX, kSaved);
+      }
+    }
+  }
+  lua_settop(L, top);
+}
+
+std::uint32_t LuaJitSampler::process_of(lua_State* L) {
+  if (L == main_) return 0;
+  auto [it, added] = process_ids_.emplace(L, static_cast<std::uint32_t>(process_ids_.size() + 1));
+  if (added) engine_.name_process(it->second, "coroutine " + std::to_string(it->second), 0);
+  return it->second;
+}
+
+}  // namespace scriptprof::luajit

@@ -1,0 +1,122 @@
+// The LuaJIT 2.1 adapter: the profiler on the engine, sampling with the JIT on.
+//
+// Sampling path: the engine's tick (signal context) triggers LuaJIT's own profiler hook
+// (jit_profiler_bridge.hpp); at the VM's next safe point, compiled code included, LuaJIT calls
+// on_safe_point with the VM state the tick found, and the adapter walks the stack with
+// lua_getstack/lua_getinfo into the engine's frames. Time the tick found in the garbage
+// collector or the JIT compiler is a (gc) or (jit) leaf frame; a tick in compiled code counts
+// toward its function's compiled share.
+//
+// What differs from the Lua 5.4 adapter, and why:
+// - LuaJIT's profiler is one per process and owns a VM hook: a second run, or jit.profile while
+//   a run is on, is refused with a reason rather than left half-on.
+// - Exact call counts need call hooks, which compiled traces skip: with count_calls the JIT is
+//   off for the run (the report header says so) and back on at stop.
+// - Allocation and GC events are not capabilities yet: LuaJIT's GC64 allocator and its
+//   userdata-only __gc give no place to hook them that keeps a program unchanged.
+#pragma once
+extern "C" {
+#include <lua.h>
+}
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "jit_profiler_bridge.hpp"
+#include "lua_declared_names.hpp"
+#include "scriptprof/process_chain.hpp"
+#include "scriptprof/sampler_engine.hpp"
+
+namespace scriptprof::luajit {
+
+class LuaJitSampler final : private RuntimeAdapter {
+ public:
+  // One sampler per LuaJIT VM; `main` is its main thread.
+  explicit LuaJitSampler(lua_State* main);
+  ~LuaJitSampler() { stop(); }
+  LuaJitSampler(const LuaJitSampler&) = delete;
+  LuaJitSampler& operator=(const LuaJitSampler&) = delete;
+
+  // Starts a run on L (running on the calling thread): LuaJIT's profiler hook, the timer, and
+  // with count_calls the call hook (JIT off). False with a reason when it cannot start.
+  bool start(lua_State* L, const RunSettings& settings, std::string* error);
+  // Ends the run: the timer, LuaJIT's profiler and every hook are removed, the JIT's mode is
+  // restored, and the functions met take the names under which they are reachable. Idempotent.
+  void stop();
+  bool active() const { return engine_.active(); }
+  // The profiled code starts now (after a start with settings.hold_clock).
+  void release_program_clock() { engine_.release_clock(); }
+
+  Profile& profile() { return engine_.profile(); }
+  std::shared_ptr<Profile> shared_profile(SampleKind kind) { return engine_.shared_profile(kind); }
+  // Marks a frame boundary (a game's frame) at the current program time.
+  void mark_frame();
+
+  // A call to this C function is the host's own entry (a runner's protected main): stack walks
+  // stop below it.
+  void add_boundary(lua_CFunction f) { boundaries_.push_back(reinterpret_cast<const void*>(f)); }
+
+  // A coroutine resumer (the coroutine library replacement, or a C host around lua_resume)
+  // calls these so that a coroutine's samples sit under the frames that resumed it.
+  void enter_coroutine(lua_State* from, lua_State* co);
+  void leave_coroutine(lua_State* co, lua_State* from);
+
+  // The sampler of L's VM, or nullptr.
+  static LuaJitSampler* of(lua_State* L);
+
+  // ---- internal entry points (LuaJIT's callbacks) ----
+  void on_safe_point(lua_State* L, int vmstate);
+  void on_call(lua_State* L, lua_Debug* ar);
+
+ private:
+  Capabilities capabilities() const override;
+  ArmResult arm() override;  // signal context
+  void disarm() override { armed_.store(false, std::memory_order_relaxed); }
+
+  // The stack of L and its resumers, root first, into the engine's frames and lines.
+  void walk(lua_State* L);
+  // Identity of the function at `ar` (lua_getstack'd on L): kNoFunction for a boundary.
+  FunctionId intern(lua_State* L, lua_Debug* ar, bool* boundary);
+  FunctionId lua_function_id(lua_State* L, lua_Debug* ar);
+  FunctionId c_function_id(lua_State* L, lua_Debug* ar, const void* key);
+  std::uint32_t chunk_of(const lua_Debug& ar);
+  FunctionId pseudo_function(FunctionId* slot, const char* name, bool collector);
+  void learn_library_names(lua_State* L);
+  void qualify_names(lua_State* L);
+  void guard_jit_profile(lua_State* L, bool on);
+  std::uint32_t process_of(lua_State* L);  // 0: the main thread; coroutines by first sample
+
+  lua_State* main_;
+  SamplerEngine engine_{this};
+  JitProfilerBridge bridge_;
+  std::atomic<bool> armed_{false};
+  bool counting_ = false;
+  bool jit_was_on_ = true;
+  ProcessChain chain_;
+  std::vector<const void*> boundaries_;
+
+  // A chunk as identities need it: its source's address, length and ends tell it from another
+  // chunk loaded later at the same address; its text gives declared names.
+  struct Chunk {
+    const char* source = nullptr;
+    std::size_t length = 0;
+    std::string head, tail;
+    bool scanned = false;
+    lua::DeclaredNames declared;
+  };
+  std::vector<Chunk> chunks_;
+  std::unordered_map<const void*, std::uint32_t> chunk_index_;  // source address -> chunk
+  std::unordered_map<std::uint64_t, FunctionId> lua_ids_;       // chunk, lines -> id
+  std::unordered_map<const void*, FunctionId> c_ids_;           // function object -> id
+  std::unordered_map<const void*, std::string> c_names_;        // "string.format"
+  std::unordered_map<lua_State*, std::uint32_t> process_ids_;
+  std::vector<FunctionId>& frames_ = engine_.frames();
+  std::vector<int>& lines_ = engine_.lines();
+  FunctionId gc_id_ = kNoFunction, jit_id_ = kNoFunction;       // the (gc) and (jit) frames
+};
+
+}  // namespace scriptprof::luajit

@@ -1,0 +1,197 @@
+// The LuaJIT adapter with the JIT on: attribution inside compiled code, the VM-state frames and
+// shares, names, exact counts with the JIT off and back on, and coexistence with jit.profile.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <string>
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+
+#include "luajit_sampler.hpp"
+
+using scriptprof::FunctionId;
+using scriptprof::Profile;
+using scriptprof::RunSettings;
+using scriptprof::luajit::LuaJitSampler;
+
+namespace {
+
+struct State {
+  lua_State* L = luaL_newstate();
+  State() { luaL_openlibs(L); }
+  ~State() { lua_close(L); }
+  // Runs `code`; returns its error message, or "" on success.
+  std::string run(const std::string& code) {
+    if (luaL_loadbuffer(L, code.data(), code.size(), "=test") != 0 || lua_pcall(L, 0, 0, 0) != 0) {
+      std::string e = lua_tostring(L, -1);
+      lua_pop(L, 1);
+      return e;
+    }
+    return "";
+  }
+  bool boolean(const std::string& expr) {
+    std::string code = "return " + expr;
+    luaL_loadbuffer(L, code.data(), code.size(), "=expr");
+    lua_pcall(L, 0, 1, 0);
+    bool b = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return b;
+  }
+};
+
+RunSettings at_hz(unsigned hz) {
+  RunSettings s;
+  s.period_ns = 1'000'000'000u / hz;
+  return s;
+}
+
+FunctionId find(const Profile& p, const std::string& name) {
+  for (FunctionId f = 0; f < p.functions.size(); ++f)
+    if (p.functions.info(f).name == name) return f;
+  return scriptprof::kNoFunction;
+}
+
+const char* kSplit = R"(
+  local function spin(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
+  local function heavy() local r = spin(3 * 4000000) return r end
+  local function light() local r = spin(4000000) return r end
+  for _ = 1, 6 do heavy() light() end
+)";
+
+}  // namespace
+
+TEST_CASE("A known split is measured inside compiled code, with the JIT on") {
+  State s;
+  LuaJitSampler sampler(s.L);
+  std::string error;
+  REQUIRE(sampler.start(s.L, at_hz(1000), &error));
+  CHECK(s.boolean("jit.status()"));
+  REQUIRE(s.run(kSplit).empty());
+  sampler.stop();
+  const Profile& p = sampler.profile();
+  FunctionId heavy = find(p, "heavy"), light = find(p, "light"), spin = find(p, "spin");
+  REQUIRE(heavy != scriptprof::kNoFunction);
+  REQUIRE(light != scriptprof::kNoFunction);
+  REQUIRE(spin != scriptprof::kNoFunction);
+  const double h = static_cast<double>(p.counts(heavy).cumulative), l = static_cast<double>(p.counts(light).cumulative);
+  REQUIRE(h + l > 100);
+  // 3:1 work: 75% within what a few hundred samples explain (4 standard deviations).
+  const double share = h / (h + l), sd = std::sqrt(0.75 * 0.25 / (h + l));
+  CHECK(share == Approx(0.75).margin(4 * sd + 0.02));
+  // The loop ran compiled: the share LuaJIT's VM state gives says so.
+  CHECK(p.jit_shares);
+  CHECK(p.counts(spin).compiled * 2 > p.counts(spin).self);
+}
+
+TEST_CASE("Time in LuaJIT's collector is a (gc) frame, and the profile's GC time") {
+  State s;
+  LuaJitSampler sampler(s.L);
+  std::string error;
+  REQUIRE(sampler.start(s.L, at_hz(5000), &error));
+  REQUIRE(s.run(R"(
+    local keep = {}
+    for i = 1, 3000000 do keep[i % 5000 + 1] = { i, tostring(i) } end
+  )").empty());
+  sampler.stop();
+  const Profile& p = sampler.profile();
+  FunctionId gc = find(p, "(gc)");
+  REQUIRE(gc != scriptprof::kNoFunction);
+  CHECK(p.functions.info(gc).collector);
+  CHECK(p.counts(gc).self > 0);
+  CHECK(p.gc_seconds > 0.0);
+  CHECK(p.gc_seconds < p.total_seconds);
+}
+
+TEST_CASE("LuaJIT functions are named by their declarations and their libraries") {
+  State s;
+  LuaJitSampler sampler(s.L);
+  std::string error;
+  REQUIRE(sampler.start(s.L, at_hz(2000), &error));
+  REQUIRE(s.run(R"(
+    Vec = {}
+    function Vec.new(n) local t = {} for i = 1, n do t[i] = string.rep("x", 200) end return t end
+    local function update() for _ = 1, 400 do Vec.new(500) end end
+    update()
+  )").empty());
+  sampler.stop();
+  const Profile& p = sampler.profile();
+  CHECK(find(p, "Vec.new") != scriptprof::kNoFunction);
+  CHECK(find(p, "update") != scriptprof::kNoFunction);
+  for (FunctionId f = 0; f < p.functions.size(); ++f) CHECK(p.functions.info(f).name != "?");
+}
+
+TEST_CASE("Exact counts turn the JIT off for the run and back on at its end") {
+  State s;
+  LuaJitSampler sampler(s.L);
+  RunSettings settings = at_hz(1000);
+  settings.count_calls = true;
+  std::string error;
+  REQUIRE(sampler.start(s.L, settings, &error));
+  CHECK_FALSE(s.boolean("jit.status()"));
+  REQUIRE(s.run("function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end fib(15)").empty());
+  sampler.stop();
+  CHECK(s.boolean("jit.status()"));
+  const Profile& p = sampler.profile();
+  FunctionId fib = find(p, "fib");
+  REQUIRE(fib != scriptprof::kNoFunction);
+  CHECK(p.counts(fib).calls.value_or(0) == 1973);  // fib(15) makes 1973 calls
+  CHECK(p.runtime_note.find("JIT was off") != std::string::npos);
+}
+
+TEST_CASE("jit.profile and the sampler never run half-on together") {
+  State s;
+  LuaJitSampler sampler(s.L);
+  std::string error;
+  REQUIRE(sampler.start(s.L, at_hz(1000), &error));
+  std::string e = s.run("require('jit.profile').start('f', function() end)");
+  CHECK(e.find("cannot start while scriptprof is profiling") != std::string::npos);
+  sampler.stop();
+  // After the run, the program's own profiler works, and ours refuses to start beside it.
+  REQUIRE(s.run("require('jit.profile').start('f', function() end)").empty());
+  REQUIRE_FALSE(sampler.start(s.L, at_hz(1000), &error));
+  CHECK(error.find("another profiler is running") != std::string::npos);
+  REQUIRE(s.run("require('jit.profile').stop()").empty());
+  error.clear();
+  REQUIRE(sampler.start(s.L, at_hz(1000), &error));
+  INFO(error);
+  sampler.stop();
+}
+
+TEST_CASE("Start and stop cycles leave SIGPROF handled and a program's results unchanged") {
+  const char* program = R"(
+    local acc = {}
+    for round = 1, 30 do
+      local co = coroutine.wrap(function(a) for i = 1, 3 do a = coroutine.yield(a + i) end return a end)
+      local t = co(round) + co(1) + co(2)
+      local ok, err = pcall(error, { code = round })
+      acc[#acc + 1] = t + err.code + #string.format("%5.2f", round / 3)
+      local s = 0 for i = 1, 20000 do s = s + math.sin(i) end
+      acc[#acc + 1] = math.floor(s * 1000)
+    end
+    result = table.concat(acc, ",")
+  )";
+  State plain;
+  REQUIRE(plain.run(program).empty());
+  lua_getglobal(plain.L, "result");
+  const std::string expected = lua_tostring(plain.L, -1);
+  State s;
+  LuaJitSampler sampler(s.L);
+  for (int cycle = 0; cycle < 10; ++cycle) {
+    std::string error;
+    REQUIRE(sampler.start(s.L, at_hz(cycle % 2 ? 10000 : 1000), &error));
+    REQUIRE(s.run(program).empty());
+    sampler.stop();
+    lua_getglobal(s.L, "result");
+    CHECK(lua_tostring(s.L, -1) == expected);
+    lua_pop(s.L, 1);
+    struct sigaction sa;
+    sigaction(SIGPROF, nullptr, &sa);
+    CHECK((sa.sa_flags & SA_SIGINFO) != 0);  // the engine's handler, never SIG_DFL
+  }
+  CHECK(sampler.profile().sample_weight() > 0);
+}
