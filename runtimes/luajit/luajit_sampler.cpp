@@ -66,7 +66,6 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
     return false;
   }
   counting_ = engine_.counting();
-  learn_library_names(L);
   chain_.run(L);
   // 'l': safe points at every line as well as at calls and returns, so a tick in a long loop
   // is taken in that loop, not at the function's return.
@@ -76,6 +75,8 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
     return false;
   }
   guard_jit_profile(L, true);
+  track_coroutines(L, true);
+  learn_library_names(L);  // the tracking coroutine.resume and wrap included
   if (counting_) {
     // Compiled traces skip hooks: counted calls need the interpreter.
     jit_was_on_ = jit_on(L);
@@ -95,6 +96,7 @@ void LuaJitSampler::stop() {
   engine_.suspend();
   bridge_.stop(main_);
   guard_jit_profile(main_, false);
+  track_coroutines(main_, false);
   if (counting_) {
     lua_sethook(main_, nullptr, 0, 0);
     if (jit_was_on_) luaJIT_setmode(main_, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);

@@ -12,6 +12,8 @@
 //   a run is on, is refused with a reason rather than left half-on.
 // - Exact call counts need call hooks, which compiled traces skip: with count_calls the JIT is
 //   off for the run (the report header says so) and back on at stop.
+// - Coroutines: LuaJIT keeps no link from a coroutine to its resumer, so during a run
+//   coroutine.resume and coroutine.wrap are replaced by tracking ones (luajit_coroutines.cpp).
 // - Allocation and GC events are not capabilities yet: LuaJIT's GC64 allocator and its
 //   userdata-only __gc give no place to hook them that keeps a program unchanged.
 #pragma once
@@ -64,6 +66,8 @@ class LuaJitSampler final : private RuntimeAdapter {
   // calls these so that a coroutine's samples sit under the frames that resumed it.
   void enter_coroutine(lua_State* from, lua_State* co);
   void leave_coroutine(lua_State* co, lua_State* from);
+  // Whether `co` is one of the resumers of the running coroutine (so it runs, suspended in resume).
+  bool resumes(lua_State* co) const { return chain_.index_of(co) != ProcessChain::kNotInChain; }
 
   // The sampler of L's VM, or nullptr.
   static LuaJitSampler* of(lua_State* L);
@@ -88,6 +92,9 @@ class LuaJitSampler final : private RuntimeAdapter {
   void learn_library_names(lua_State* L);
   void qualify_names(lua_State* L);
   void guard_jit_profile(lua_State* L, bool on);
+  // Replaces coroutine.resume and coroutine.wrap with tracking ones (luajit_coroutines.cpp),
+  // or puts LuaJIT's back.
+  void track_coroutines(lua_State* L, bool on);
   std::uint32_t process_of(lua_State* L);  // 0: the main thread; coroutines by first sample
 
   lua_State* main_;

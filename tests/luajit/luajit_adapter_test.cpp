@@ -25,9 +25,10 @@ struct State {
   lua_State* L = luaL_newstate();
   State() { luaL_openlibs(L); }
   ~State() { lua_close(L); }
-  // Runs `code`; returns its error message, or "" on success.
+  // Runs `code` (its own text is its source, as a chunk loaded from a string: names come from
+  // its declarations); returns its error message, or "" on success.
   std::string run(const std::string& code) {
-    if (luaL_loadbuffer(L, code.data(), code.size(), "=test") != 0 || lua_pcall(L, 0, 0, 0) != 0) {
+    if (luaL_loadbuffer(L, code.data(), code.size(), code.c_str()) != 0 || lua_pcall(L, 0, 0, 0) != 0) {
       std::string e = lua_tostring(L, -1);
       lua_pop(L, 1);
       return e;
@@ -194,4 +195,73 @@ TEST_CASE("Start and stop cycles leave SIGPROF handled and a program's results u
     CHECK((sa.sa_flags & SA_SIGINFO) != 0);  // the engine's handler, never SIG_DFL
   }
   CHECK(sampler.profile().sample_weight() > 0);
+}
+
+TEST_CASE("A coroutine's samples sit under the frames that resumed it, wrap included") {
+  State s;
+  LuaJitSampler sampler(s.L);
+  std::string error;
+  REQUIRE(sampler.start(s.L, at_hz(2000), &error));
+  REQUIRE(s.run(R"(
+    local function inner() local x = 0 for i = 1, 40000000 do x = x + i % 3 end coroutine.yield(x) end
+    local function outer() local gen = coroutine.wrap(inner) return gen() end
+    local function driver() local co = coroutine.create(inner) local ok = coroutine.resume(co) return ok end
+    outer() driver()
+  )").empty());
+  sampler.stop();
+  const Profile& p = sampler.profile();
+  FunctionId inner = find(p, "inner"), outer = find(p, "outer"), driver = find(p, "driver");
+  REQUIRE(inner != scriptprof::kNoFunction);
+  REQUIRE(outer != scriptprof::kNoFunction);
+  REQUIRE(driver != scriptprof::kNoFunction);
+  // inner's time is under outer (through wrap) and under driver (through resume), nowhere else.
+  std::uint64_t under_outer = 0, under_driver = 0, alone = 0;
+  for (scriptprof::NodeId n = 0; n < p.tree.size(); ++n) {
+    if (p.tree.node(n).function != inner) continue;
+    bool o = false, d = false;
+    for (scriptprof::NodeId a = p.tree.node(n).parent; a != scriptprof::kNoNode; a = p.tree.node(a).parent) {
+      o |= p.tree.node(a).function == outer;
+      d |= p.tree.node(a).function == driver;
+    }
+    (o ? under_outer : d ? under_driver : alone) += p.tree.node(n).self;
+  }
+  CHECK(under_outer > 20);
+  CHECK(under_driver > 20);
+  CHECK(alone == 0);
+  CHECK(s.boolean("coroutine.resume ~= nil"));
+}
+
+TEST_CASE("The tracking coroutine functions keep LuaJIT's results and messages") {
+  const char* program = R"(
+    local out = {}
+    local function add(...) out[#out + 1] = table.concat({tostring((select(1, ...))), tostring((select(2, ...))), tostring((select(3, ...)))}, " ") end
+    add(pcall(coroutine.wrap(function() error("boom") end)))
+    local function direct() local g = coroutine.wrap(function() error("deep") end) g() end
+    add(pcall(direct))
+    local ok, e = pcall(coroutine.wrap(function() error({}) end)) add(ok, type(e))
+    local done = coroutine.create(function(a, b) return a + b, "x" end)
+    add(coroutine.resume(done, 1, 2))
+    add(coroutine.resume(done))
+    local w = coroutine.wrap(function() end) w()
+    add(pcall(w))
+    add(pcall(coroutine.resume, 42))
+    local self
+    self = coroutine.create(function() return coroutine.resume(self) end)
+    add(coroutine.resume(self))
+    local gen = coroutine.wrap(function(a) local b = coroutine.yield(a * 2) return b + 1 end)
+    add(gen(5), gen(7))
+    result = table.concat(out, "|")
+  )";
+  State plain;
+  REQUIRE(plain.run(program).empty());
+  lua_getglobal(plain.L, "result");
+  const std::string expected = lua_tostring(plain.L, -1);
+  State s;
+  LuaJitSampler sampler(s.L);
+  std::string error;
+  REQUIRE(sampler.start(s.L, at_hz(1000), &error));
+  REQUIRE(s.run(program).empty());
+  sampler.stop();
+  lua_getglobal(s.L, "result");
+  CHECK(lua_tostring(s.L, -1) == expected);
 }
