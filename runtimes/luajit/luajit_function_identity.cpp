@@ -36,6 +36,7 @@ FunctionId LuaJitSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
     *boundary = true;
     return kNoFunction;
   }
+  if (std::find(own_.begin(), own_.end(), key) != own_.end()) return kNoFunction;
   return c_function_id(L, ar, key);
 }
 

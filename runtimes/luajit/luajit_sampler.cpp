@@ -52,6 +52,7 @@ Capabilities LuaJitSampler::capabilities() const {
   c.runtime = LUAJIT_VERSION;
   c.signal_arm = true;    // arm() triggers LuaJIT's own SIGPROF handler
   c.call_events = true;   // call hooks, with the JIT off for the run
+  c.gc_events = true;     // a finalized sentinel per cycle (luajit_gc_samples.cpp)
   return c;
 }
 
@@ -77,6 +78,8 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
   guard_jit_profile(L, true);
   track_coroutines(L, true);
   learn_library_names(L);  // the tracking coroutine.resume and wrap included
+  ++run_number_;
+  if (settings.gc_samples) new_gc_sentinel(L);
   if (counting_) {
     // Compiled traces skip hooks: counted calls need the interpreter.
     jit_was_on_ = jit_on(L);
@@ -157,6 +160,7 @@ void LuaJitSampler::walk(lua_State* L) {
       bool boundary = false;
       const FunctionId id = intern(s, &ar, &boundary);
       if (boundary) goto done;
+      if (id == kNoFunction) continue;  // the profiler's own function
       frames_.push_back(id);
       lines_.push_back(ar.currentline > 0 ? ar.currentline : 0);
     }

@@ -14,8 +14,8 @@
 //   off for the run (the report header says so) and back on at stop.
 // - Coroutines: LuaJIT keeps no link from a coroutine to its resumer, so during a run
 //   coroutine.resume and coroutine.wrap are replaced by tracking ones (luajit_coroutines.cpp).
-// - Allocation and GC events are not capabilities yet: LuaJIT's GC64 allocator and its
-//   userdata-only __gc give no place to hook them that keeps a program unchanged.
+// - GC samples come from a userdata sentinel (LuaJIT finalizes only userdata, as Lua 5.1).
+//   Allocation events are not a capability yet.
 #pragma once
 extern "C" {
 #include <lua.h>
@@ -75,6 +75,7 @@ class LuaJitSampler final : private RuntimeAdapter {
   // ---- internal entry points (LuaJIT's callbacks) ----
   void on_safe_point(lua_State* L, int vmstate);
   void on_call(lua_State* L, lua_Debug* ar);
+  void on_gc_cycle(lua_State* L, std::uint32_t run);  // a GC sentinel of run `run` was finalized
 
  private:
   Capabilities capabilities() const override;
@@ -95,7 +96,8 @@ class LuaJitSampler final : private RuntimeAdapter {
   // Replaces coroutine.resume and coroutine.wrap with tracking ones (luajit_coroutines.cpp),
   // or puts LuaJIT's back.
   void track_coroutines(lua_State* L, bool on);
-  std::uint32_t process_of(lua_State* L);  // 0: the main thread; coroutines by first sample
+  std::uint32_t process_of(lua_State* L);
+  void new_gc_sentinel(lua_State* L);      // luajit_gc_samples.cpp  // 0: the main thread; coroutines by first sample
 
   lua_State* main_;
   SamplerEngine engine_{this};
@@ -105,6 +107,8 @@ class LuaJitSampler final : private RuntimeAdapter {
   bool jit_was_on_ = true;
   ProcessChain chain_;
   std::vector<const void*> boundaries_;
+  std::vector<const void*> own_;           // the profiler's C function objects: never a frame
+  std::uint32_t run_number_ = 0;           // this run's GC sentinels carry it
 
   // A chunk as identities need it: its source's address, length and ends tell it from another
   // chunk loaded later at the same address; its text gives declared names.

@@ -265,3 +265,35 @@ TEST_CASE("The tracking coroutine functions keep LuaJIT's results and messages")
   lua_getglobal(s.L, "result");
   CHECK(lua_tostring(s.L, -1) == expected);
 }
+
+TEST_CASE("gc samples: a stack after every LuaJIT collection, charged to the code that made garbage") {
+  State s;
+  LuaJitSampler sampler(s.L);
+  RunSettings settings;
+  settings.gc_samples = true;
+  settings.sample_time = false;
+  std::string error;
+  REQUIRE(sampler.start(s.L, settings, &error));
+  REQUIRE(s.run(R"(
+    local function churn() local t for i = 1, 200000 do t = { i, i + 1 } end return t end
+    local function quiet() local x = 0 for i = 1, 100000 do x = x + i end return x end
+    for _ = 1, 20 do churn() quiet() end
+    cycles_seen = collectgarbage("count")
+  )").empty());
+  sampler.stop();
+  const Profile& p = sampler.shared_profile(scriptprof::SampleKind::Gc).operator*();
+  FunctionId churn = find(p, "churn"), quiet = find(p, "quiet");
+  REQUIRE(churn != scriptprof::kNoFunction);
+  CHECK(p.sample_weight() >= 5);  // one per cycle: 4M small tables make several cycles
+  CHECK(p.counts(churn).cumulative * 10 >= p.sample_weight() * 9);
+  CHECK((quiet == scriptprof::kNoFunction || p.counts(quiet).cumulative == 0));
+  // The finalizer is the profiler's own: never a frame.
+  for (FunctionId f = 0; f < p.functions.size(); ++f) CHECK(p.functions.info(f).name.find("gc") == std::string::npos);
+  // A second run counts its own cycles only: the first run's sentinel, still waiting for its
+  // cycle, is finalized in the second run's first cycle and samples nothing.
+  const std::uint64_t before = p.sample_weight();
+  REQUIRE(sampler.start(s.L, settings, &error));
+  REQUIRE(s.run("collectgarbage() collectgarbage()").empty());
+  sampler.stop();
+  CHECK(sampler.shared_profile(scriptprof::SampleKind::Gc)->sample_weight() - before == 2);
+}
