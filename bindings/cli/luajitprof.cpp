@@ -91,8 +91,9 @@ int protected_main(lua_State* L) {
     return luaL_error(L, "cannot start the profiler: %s", error.c_str());
   }
   using scriptprof::SampleKind;
-  for (SampleKind k : {SampleKind::Time, SampleKind::Gc})
-    if ((k == SampleKind::Time && settings.sample_time) || (k == SampleKind::Gc && settings.gc_samples)) {
+  for (SampleKind k : {SampleKind::Time, SampleKind::Gc, SampleKind::Space})
+    if ((k == SampleKind::Time && settings.sample_time) || (k == SampleKind::Gc && settings.gc_samples) ||
+        (k == SampleKind::Space && settings.alloc_bytes)) {
       g_run.profiles.emplace_back(k, g_run.sampler->shared_profile(k));
       g_run.profiles.back().second->name = has_script ? a->argv[script] : "(command line)";
     }
@@ -126,10 +127,6 @@ int main(int argc, char** argv) {
   luarunner::g_before_call = release_program_clock;
   static Options options;  // atexit reads it after main returns
   options = luaprof::parse_options(argc, argv, luaprof::Frontend{"luajitprof", "luajit", LUAJIT_VERSION, true});
-  if (options.run.alloc_bytes) {
-    std::fprintf(stderr, "luajitprof: --alloc is not available on LuaJIT yet: the adapter does not see its allocations\n");
-    return EXIT_FAILURE;
-  }
   g_run.options = &options;
   lua_State* L = luaL_newstate();
   if (L == nullptr) {

@@ -52,7 +52,8 @@ Capabilities LuaJitSampler::capabilities() const {
   c.runtime = LUAJIT_VERSION;
   c.signal_arm = true;    // arm() triggers LuaJIT's own SIGPROF handler
   c.call_events = true;   // call hooks, with the JIT off for the run
-  c.gc_events = true;     // a finalized sentinel per cycle (luajit_gc_samples.cpp)
+  c.gc_events = true;     // a finalized sentinel per cycle (luajit_space_sampling.cpp)
+  c.alloc_events = true;  // a wrapper of LuaJIT's allocator (the same file)
   return c;
 }
 
@@ -70,7 +71,7 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
   chain_.run(L);
   // 'l': safe points at every line as well as at calls and returns, so a tick in a long loop
   // is taken in that loop, not at the function's return.
-  if (settings.sample_time && !bridge_.start(L, 'l', profile_callback, this, error)) {
+  if ((settings.sample_time || settings.alloc_bytes) && !bridge_.start(L, 'l', profile_callback, this, error)) {
     engine_.stop();
     g_sampler = nullptr;
     return false;
@@ -80,6 +81,7 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
   learn_library_names(L);  // the tracking coroutine.resume and wrap included
   ++run_number_;
   if (settings.gc_samples) new_gc_sentinel(L);
+  if (settings.alloc_bytes) install_allocator(L);
   if (counting_) {
     // Compiled traces skip hooks: counted calls need the interpreter.
     jit_was_on_ = jit_on(L);
@@ -99,6 +101,7 @@ void LuaJitSampler::stop() {
   engine_.suspend();
   bridge_.stop(main_);
   guard_jit_profile(main_, false);
+  remove_allocator(main_);
   track_coroutines(main_, false);
   if (counting_) {
     lua_sethook(main_, nullptr, 0, 0);
@@ -120,19 +123,25 @@ ArmResult LuaJitSampler::arm() {
 
 void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
   armed_.store(false, std::memory_order_relaxed);
-  if (!engine_.sampling() || engine_.pending_ticks() == 0) return;
+  if (!engine_.sampling() || in_profiler_ || (engine_.pending_ticks() == 0 && engine_.pending_bytes() == 0)) return;
+  in_profiler_ = true;
   engine_.enter_sampling();
   const PendingWeight w = engine_.take_pending();
   walk(L);
-  // The VM state the tick found: the collector and the compiler are frames of their own, under
-  // the Lua code that was running when they ran.
-  if (vmstate == 'G' || vmstate == 'J') {
-    frames_.push_back(vmstate == 'G' ? pseudo_function(&gc_id_, "(gc)", true) : pseudo_function(&jit_id_, "(jit)", false));
-    lines_.push_back(0);
+  const std::uint32_t process = process_of(L);
+  if (w.bytes) engine_.record(SampleKind::Space, w.bytes, process);
+  if (w.ticks) {
+    // The VM state the tick found: the collector and the compiler are frames of their own,
+    // under the Lua code that was running when they ran.
+    if (vmstate == 'G' || vmstate == 'J') {
+      frames_.push_back(vmstate == 'G' ? pseudo_function(&gc_id_, "(gc)", true) : pseudo_function(&jit_id_, "(jit)", false));
+      lines_.push_back(0);
+    }
+    engine_.record(SampleKind::Time, w.ticks, process, w.since_ns);
+    if (!frames_.empty()) engine_.profile(SampleKind::Time).add_jit_share(frames_.back(), w.ticks, vmstate == 'N');
   }
-  engine_.record(SampleKind::Time, w.ticks, process_of(L), w.since_ns);
-  if (!frames_.empty()) engine_.profile(SampleKind::Time).add_jit_share(frames_.back(), w.ticks, vmstate == 'N');
   engine_.leave_sampling();
+  in_profiler_ = false;
   if (engine_.finish_limit())
     std::fprintf(stderr, "profiler: max_samples (%llu) reached: collection stopped, the profile covers the run until then\n",
                  static_cast<unsigned long long>(engine_.settings().max_samples));

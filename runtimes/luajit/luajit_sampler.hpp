@@ -14,8 +14,8 @@
 //   off for the run (the report header says so) and back on at stop.
 // - Coroutines: LuaJIT keeps no link from a coroutine to its resumer, so during a run
 //   coroutine.resume and coroutine.wrap are replaced by tracking ones (luajit_coroutines.cpp).
-// - GC samples come from a userdata sentinel (LuaJIT finalizes only userdata, as Lua 5.1).
-//   Allocation events are not a capability yet.
+// - GC samples come from a userdata sentinel (LuaJIT finalizes only userdata, as Lua 5.1);
+//   allocation samples from a wrapper of LuaJIT's allocator (luajit_space_sampling.cpp).
 #pragma once
 extern "C" {
 #include <lua.h>
@@ -76,6 +76,12 @@ class LuaJitSampler final : private RuntimeAdapter {
   void on_safe_point(lua_State* L, int vmstate);
   void on_call(lua_State* L, lua_Debug* ar);
   void on_gc_cycle(lua_State* L, std::uint32_t run);  // a GC sentinel of run `run` was finalized
+  // From the allocator wrapper, for every allocation: the no-sample-due path is inline.
+  void on_alloc(std::size_t bytes) {
+    if (!in_profiler_ && engine_.on_alloc(bytes)) arm_for_allocation();
+  }
+  lua_Alloc host_alloc() const { return host_alloc_; }
+  void* host_alloc_ud() const { return host_alloc_ud_; }
 
  private:
   Capabilities capabilities() const override;
@@ -97,7 +103,11 @@ class LuaJitSampler final : private RuntimeAdapter {
   // or puts LuaJIT's back.
   void track_coroutines(lua_State* L, bool on);
   std::uint32_t process_of(lua_State* L);
-  void new_gc_sentinel(lua_State* L);      // luajit_gc_samples.cpp  // 0: the main thread; coroutines by first sample
+  // luajit_space_sampling.cpp
+  void new_gc_sentinel(lua_State* L);
+  void install_allocator(lua_State* L);
+  void remove_allocator(lua_State* L);
+  void arm_for_allocation();  // 0: the main thread; coroutines by first sample
 
   lua_State* main_;
   SamplerEngine engine_{this};
@@ -109,6 +119,9 @@ class LuaJitSampler final : private RuntimeAdapter {
   std::vector<const void*> boundaries_;
   std::vector<const void*> own_;           // the profiler's C function objects: never a frame
   std::uint32_t run_number_ = 0;           // this run's GC sentinels carry it
+  bool in_profiler_ = false;               // the profiler's own work: its allocations are not sampled
+  lua_Alloc host_alloc_ = nullptr;         // the allocator wrapped (null: not wrapped)
+  void* host_alloc_ud_ = nullptr;
 
   // A chunk as identities need it: its source's address, length and ends tell it from another
   // chunk loaded later at the same address; its text gives declared names.

@@ -297,3 +297,29 @@ TEST_CASE("gc samples: a stack after every LuaJIT collection, charged to the cod
   sampler.stop();
   CHECK(sampler.shared_profile(scriptprof::SampleKind::Gc)->sample_weight() - before == 2);
 }
+
+TEST_CASE("Allocation samples: bytes charged to the code that allocated them, JIT on") {
+  State s;
+  LuaJitSampler sampler(s.L);
+  RunSettings settings;
+  settings.alloc_bytes = 16 * 1024;
+  settings.sample_time = false;
+  std::string error;
+  REQUIRE(sampler.start(s.L, settings, &error));
+  CHECK(s.boolean("jit.status()"));
+  REQUIRE(s.run(R"(
+    local function big() local t for i = 1, 300000 do t = { i, i, i, i, i, i, i, i, i, i, i, i, i, i } end return t end
+    local function small() local t for i = 1, 300000 do t = { i, i } end return t end
+    for _ = 1, 5 do big() small() end
+  )").empty());
+  sampler.stop();
+  const Profile& p = *sampler.shared_profile(scriptprof::SampleKind::Space);
+  FunctionId big = find(p, "big"), small = find(p, "small");
+  REQUIRE(big != scriptprof::kNoFunction);
+  REQUIRE(small != scriptprof::kNoFunction);
+  const double b = static_cast<double>(p.counts(big).cumulative), m = static_cast<double>(p.counts(small).cumulative);
+  // A 14-slot table costs more than twice a 2-slot one (header plus array part).
+  CHECK(b > 2 * m);
+  CHECK(m > 0);
+  CHECK(b + m > 0.9 * static_cast<double>(p.sample_weight()));
+}
