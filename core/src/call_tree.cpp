@@ -21,7 +21,9 @@ NodeId CallTree::new_node(FunctionId function, NodeId parent) {
   }
   if ((id & kChunkMask) == 0) {
     chunks_.emplace_back();
-    chunks_.back().reserve(std::size_t{1} << kChunkBits);
+    // The first chunk grows as a vector does (a small profile stays small); the others are
+    // taken whole.
+    if (chunks_.size() > 1) chunks_.back().reserve(std::size_t{1} << kChunkBits);
   }
   chunks_.back().push_back(n);
   ++size_;
@@ -94,7 +96,9 @@ std::vector<FunctionId> CallTree::stack(NodeId leaf) const {
 namespace scriptprof {
 
 std::size_t CallTree::bytes() const {
-  return chunks_.size() * (std::size_t{1} << kChunkBits) * sizeof(CallTreeNode) +
+  std::size_t nodes = 0;
+  for (const auto& chunk : chunks_) nodes += chunk.capacity();
+  return nodes * sizeof(CallTreeNode) +
          chunks_.capacity() * sizeof(chunks_[0]) + roots_.capacity() * sizeof(roots_[0]) +
          index_.capacity() * sizeof(NodeId);
 }
