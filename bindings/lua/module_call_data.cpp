@@ -64,7 +64,7 @@ int l_fold_call_data(lua_State* L) {
 int l_proc_call_data(lua_State* L) {
   luaL_checkany(L, 1);
   FunctionId f;
-  LuaSampler* s = attach_sampler(L);
+  ModuleSampler* s = attach_sampler(L);
   if (!s->find_function_value(L, 1, &f)) {
     lua_pushnil(L);
     return 1;
@@ -125,7 +125,7 @@ int l_stats_cum_secs_per_call(lua_State* L) { return stats_field(L, "cum_secs_pe
 // the memory the profiler holds now (its profiles and its own tables) and what it holds them
 // for, so a long run's cost can be watched: bytes per function, per distinct stack, per sample.
 int l_stats(lua_State* L) {
-  LuaSampler* s = attach_sampler(L);
+  ModuleSampler* s = attach_sampler(L);
   std::size_t profile_bytes = 0;
   std::uint64_t samples = 0, stacks = 0;
   for (SampleKind kind : {SampleKind::Time, SampleKind::Gc, SampleKind::Space}) {

@@ -9,7 +9,7 @@ extern "C" {
 #include <lua.h>
 }
 
-#include "lua_attach.hpp"
+#include "module_sampler.hpp"
 #include "scriptprof/run_options.hpp"
 #include "scriptprof/profile_io.hpp"
 #include "scriptprof/statprof_flat_report.hpp"

@@ -18,12 +18,29 @@ namespace scriptprof::lua::module {
 // So the functions below check their Lua arguments before they own any heap memory, and report
 // later failures by pushing the message; the entry point raises once those objects are gone.
 
+namespace {
+// The stream of the Lua file handle at `arg` (nullptr: closed); raises when it is not one.
+FILE* file_handle(lua_State* L, int arg) {
+#if LUA_VERSION_NUM == 501
+  struct IoFile {  // LuaJIT's io handle (lib_io.c's IOFileUD): no FILE once closed
+    FILE* fp;
+    std::uint32_t type;
+  };
+  auto* h = static_cast<IoFile*>(luaL_testudata(L, arg, LUA_FILEHANDLE));
+  if (!h) luaL_typeerror(L, arg, "file name or file handle");
+  return h->fp;
+#else
+  auto* stream = static_cast<luaL_Stream*>(luaL_testudata(L, arg, LUA_FILEHANDLE));
+  if (!stream) luaL_typeerror(L, arg, "file name or file handle");
+  return stream->closef ? stream->f : nullptr;
+#endif
+}
+}  // namespace
+
 // Checks an output argument: nil (stdout), a path, or an open Lua file handle.
 void check_output(lua_State* L, int arg) {
   if (lua_isnoneornil(L, arg) || lua_type(L, arg) == LUA_TSTRING) return;
-  auto* stream = static_cast<luaL_Stream*>(luaL_testudata(L, arg, LUA_FILEHANDLE));
-  if (!stream) luaL_typeerror(L, arg, "file name or file handle");
-  if (!stream->closef) luaL_argerror(L, arg, "attempt to use a closed file");
+  if (!file_handle(L, arg)) luaL_argerror(L, arg, "attempt to use a closed file");
 }
 
 // Writes report text to stdout (nil), an open Lua file handle, or a path (atomically), as
@@ -40,8 +57,7 @@ bool emit(lua_State* L, int arg, const std::string& text) {
     lua_pushstring(L, error.c_str());
     return false;
   }
-  auto* stream = static_cast<luaL_Stream*>(luaL_testudata(L, arg, LUA_FILEHANDLE));
-  if (std::fwrite(text.data(), 1, text.size(), stream->f) == text.size()) return true;
+  if (std::fwrite(text.data(), 1, text.size(), file_handle(L, arg)) == text.size()) return true;
   lua_pushfstring(L, "cannot write the report: %s", std::strerror(errno));
   return false;
 }

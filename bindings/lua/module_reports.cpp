@@ -27,7 +27,7 @@ int profile_argument(lua_State* L, const Profile** p) {
     *p = saved;
     return 2;
   }
-  LuaSampler* s = attach_sampler(L);
+  ModuleSampler* s = attach_sampler(L);
   s->mark_analyzed();
   *p = &s->profile();
   if (s->sampling()) {
@@ -193,7 +193,7 @@ int l_write(lua_State* L) {
 int l_read(lua_State* L) {
   const char* path = luaL_checkstring(L, 1);
   const char* format = luaL_optstring(L, 2, "");
-  LuaSampler* s = attach_sampler(L);
+  ModuleSampler* s = attach_sampler(L);
   if (s->active()) luaL_error(L, "cannot read a profile while the profiler is active");
   bool ok;
   {
@@ -219,7 +219,7 @@ int l_read(lua_State* L) {
 // default the run's main one) that every report and writer takes, so runs can be compared.
 int l_save_current_profile(lua_State* L) {
   static const char* const kinds[] = {"time", "gc", "space", nullptr};
-  LuaSampler* s = attach_sampler(L);
+  ModuleSampler* s = attach_sampler(L);
   if (s->active()) luaL_error(L, "stop the profiler before saving its profile");
   int k = lua_isnoneornil(L, 1) ? static_cast<int>(s->primary_kind()) : luaL_checkoption(L, 1, nullptr, kinds);
   s->mark_analyzed();
@@ -232,7 +232,7 @@ int l_save_current_profile(lua_State* L) {
 int l_annotate(lua_State* L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   check_output(L, 2);
-  LuaSampler* s = attach_sampler(L);
+  ModuleSampler* s = attach_sampler(L);
   lua_Debug ar;
   lua_pushvalue(L, 1);
   lua_getinfo(L, ">S", &ar);

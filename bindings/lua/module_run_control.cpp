@@ -15,7 +15,7 @@ namespace scriptprof::lua::module {
 
 // Starts a run; `options` (a stack index, or 0) gives the count list and the excluded processes.
 void start_or_raise(lua_State* L, const SamplerSettings& settings, int options = 0) {
-  LuaSampler* s = attach_sampler(L);
+  ModuleSampler* s = attach_sampler(L);
   if (s->active()) luaL_error(L, "the profiler is already active (call profiler.stop() first)");
   if (options) lua_getfield(L, options, "count_list");
   else lua_pushnil(L);
@@ -45,6 +45,32 @@ void start_fresh_or_raise(lua_State* L, const RunOptions& o) {
   start_or_raise(L, o.sampler, o.table);
 }
 
+#if LUA_VERSION_NUM == 501
+// Lua 5.1 (LuaJIT) has no to-be-closed variables: fn runs under lua_pcall, and an error stops
+// the run and writes its report (the guard's __close), then goes on with the same value. The
+// stack: 1 fn, 2 options, 3 the run guard, then the last call's results.
+int run_profiled(lua_State* L, RunOptions o) {
+  lua_settop(L, 2);
+  o.sampler.hold_clock = true;
+  ModuleSampler* s = attach_sampler(L);
+  start_fresh_or_raise(L, o);
+  push_run_guard(L, s, o.display, o.file);
+  for (lua_Integer left = o.loop; left > 0; --left) {
+    lua_settop(L, 3);
+    lua_pushvalue(L, 1);
+    s->release_program_clock();
+    if (lua_pcall(L, 0, LUA_MULTRET, 0) != 0) {
+      lua_pushcfunction(L, run_guard_close_function());
+      lua_pushvalue(L, 3);
+      lua_call(L, 1, 0);
+      return lua_error(L);
+    }
+  }
+  const int nresults = lua_gettop(L) - 3;
+  if (!run_guard_finish(L, 3)) return lua_error(L);
+  return nresults;
+}
+#else
 // The stack of a run in progress: 1 fn, 2 options, 3 the run guard (to-be-closed: an error or
 // a lua_close stops the profiler and writes the report; the error passes through unchanged),
 // 4 calls left, then the last call's results. A continuation, so fn may yield across it.
@@ -68,13 +94,14 @@ int run_next(lua_State* L, int, lua_KContext) {
 int run_profiled(lua_State* L, RunOptions o) {
   lua_settop(L, 2);
   o.sampler.hold_clock = true;
-  LuaSampler* s = attach_sampler(L);
+  ModuleSampler* s = attach_sampler(L);
   start_fresh_or_raise(L, o);
   push_run_guard(L, s, o.display, o.file);
   lua_toclose(L, 3);
   lua_pushinteger(L, o.loop);
   return run_next(L, LUA_OK, 0);
 }
+#endif
 
 // profiler.statprof(fn [, hz | options]) -> fn's results
 int l_statprof(lua_State* L) {
@@ -111,8 +138,8 @@ int l_start_profiler(lua_State* L) {
   return 0;
 }
 
-LuaSampler* resume_or_raise(lua_State* L, bool hold_clock) {
-  LuaSampler* s = attach_sampler(L);
+ModuleSampler* resume_or_raise(lua_State* L, bool hold_clock) {
+  ModuleSampler* s = attach_sampler(L);
   if (!s->active()) luaL_error(L, "the profiler is not started (call profiler.start_profiler first)");
   std::string error;
   if (!s->resume_sampling(L, &error, hold_clock)) {
@@ -139,6 +166,20 @@ int sampling_guard_close(lua_State* L) {
 }
 
 
+#if LUA_VERSION_NUM == 501
+// profiler.with_sampling(fn, ...) -> fn's results: samples only while fn runs (an error in fn
+// suspends, then goes on with the same value).
+int l_with_sampling(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  const int nargs = lua_gettop(L) - 1;
+  ModuleSampler* s = resume_or_raise(L, true);  // held until fn is called, as in run_profiled
+  s->release_program_clock();
+  const int status = lua_pcall(L, nargs, LUA_MULTRET, 0);
+  s->suspend_sampling();
+  if (status != 0) return lua_error(L);
+  return lua_gettop(L);
+}
+#else
 // with_sampling's end: fn's results are above the guard at 1.
 int with_sampling_done(lua_State* L, int, lua_KContext) {
   attach_sampler(L)->suspend_sampling();
@@ -149,7 +190,7 @@ int with_sampling_done(lua_State* L, int, lua_KContext) {
 int l_with_sampling(lua_State* L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   int nargs = lua_gettop(L) - 1;
-  LuaSampler* s = resume_or_raise(L, true);  // held until fn is called, as in run_profiled
+  ModuleSampler* s = resume_or_raise(L, true);  // held until fn is called, as in run_profiled
   lua_newuserdatauv(L, 0, 0);
   luaL_setmetatable(L, kSamplingGuardMeta);
   lua_insert(L, 1);  // guard, fn, args...: an error in fn still suspends
@@ -158,6 +199,7 @@ int l_with_sampling(lua_State* L) {
   lua_callk(L, nargs, LUA_MULTRET, 0, with_sampling_done);  // fn may yield across it
   return with_sampling_done(L, LUA_OK, 0);
 }
+#endif
 
 // profiler.status() -> "inactive" | "suspended" | "sampling" | "saved" | "analyzed"
 int l_status(lua_State* L) {
@@ -170,7 +212,7 @@ int l_status(lua_State* L) {
 // thread) is profiled; setting false excludes it (Allegro's mp:profile-process-p).
 int l_profile_process_p(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTHREAD);
-  LuaSampler* s = attach_sampler(L);
+  ModuleSampler* s = attach_sampler(L);
   lua_State* thread = lua_tothread(L, 1);
   if (!lua_isnone(L, 2)) s->set_process_profiled(L, thread, lua_toboolean(L, 2));
   lua_pushboolean(L, s->process_profiled(thread));

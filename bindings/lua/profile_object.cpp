@@ -7,6 +7,8 @@ extern "C" {
 #include <new>
 #include <string>
 
+#include "lua_compat.hpp"
+
 namespace scriptprof::lua {
 
 namespace {

@@ -90,7 +90,7 @@ const luaL_Reg kFunctions[] = {
 extern "C" int luaopen_profiler(lua_State* L) {
   using namespace scriptprof::lua;
   using namespace scriptprof::lua::module;
-  LuaSampler* sampler = attach_sampler(L);
+  ModuleSampler* sampler = attach_sampler(L);
   for (const luaL_Reg* r = kFunctions; r->name; ++r) sampler->add_own(r->func);
   sampler->add_boundary(l_statprof);  // frames below the profiled function are the caller's
   sampler->add_boundary(l_gcprof);

@@ -11,7 +11,7 @@ extern "C" {
 #include <string>
 #include <vector>
 
-#include "lua_sampler.hpp"
+#include "module_sampler.hpp"
 #include "scriptprof/atomic_file.hpp"
 #include "scriptprof/statprof_flat_report.hpp"
 
@@ -22,7 +22,7 @@ const char kRunGuardMeta[] = "scriptprof.run_guard";
 
 // A run whose report is still owed.
 struct PendingReport {
-  LuaSampler* sampler;
+  ModuleSampler* sampler;
   bool to_file;
   std::string file;
 };
@@ -68,7 +68,7 @@ void write_owed_at_exit() {
 }
 
 struct Guard {
-  LuaSampler* sampler;
+  ModuleSampler* sampler;
   PendingReport* owed;  // null once the report is not owed
 };
 
@@ -98,7 +98,7 @@ int guard_gc(lua_State* L) {
 
 }  // namespace
 
-void push_run_guard(lua_State* L, LuaSampler* sampler, bool display, const char* file) {
+void push_run_guard(lua_State* L, ModuleSampler* sampler, bool display, const char* file) {
   auto* g = static_cast<Guard*>(lua_newuserdatauv(L, sizeof(Guard), 0));
   *g = {sampler, nullptr};
   luaL_setmetatable(L, kRunGuardMeta);

@@ -9,13 +9,15 @@ extern "C" {
 #include <lua.h>
 }
 
+#include "module_sampler.hpp"
+
 namespace scriptprof::lua {
 
-class LuaSampler;
+
 
 // Pushes a guard for the run of `sampler`: make it to-be-closed. `file` (may be null: standard
 // output) is copied. With display false the guard only stops the sampler.
-void push_run_guard(lua_State* L, LuaSampler* sampler, bool display, const char* file);
+void push_run_guard(lua_State* L, ModuleSampler* sampler, bool display, const char* file);
 
 // The run ended normally: stops it and writes the report it owes. False, with the message
 // pushed, when the report could not be written (the caller raises it).

@@ -36,14 +36,20 @@ FunctionId LuaJitSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
     *boundary = true;
     return kNoFunction;
   }
-  if (std::find(own_.begin(), own_.end(), key) != own_.end()) return kNoFunction;
+  if (std::find(own_.begin(), own_.end(), key) != own_.end() ||
+      (fp && std::find(own_fns_.begin(), own_fns_.end(), fp) != own_fns_.end()))
+    return kNoFunction;
   return c_function_id(L, ar, key);
+}
+
+std::uint64_t LuaJitSampler::function_key(std::uint32_t chunk, const lua_Debug& ar) {
+  return (std::uint64_t{chunk} << 42) | (std::uint64_t(ar.linedefined & 0x1fffff) << 21) |
+         std::uint64_t(ar.lastlinedefined & 0x1fffff);
 }
 
 FunctionId LuaJitSampler::lua_function_id(lua_State* L, lua_Debug* ar) {
   const std::uint32_t chunk = chunk_of(*ar);
-  const std::uint64_t key = (std::uint64_t{chunk} << 42) | (std::uint64_t(ar->linedefined & 0x1fffff) << 21) |
-                            std::uint64_t(ar->lastlinedefined & 0x1fffff);
+  const std::uint64_t key = function_key(chunk, *ar);
   auto it = lua_ids_.find(key);
   if (it != lua_ids_.end()) return it->second;
   FunctionInfo info;
@@ -127,6 +133,25 @@ FunctionId LuaJitSampler::pseudo_function(FunctionId* slot, const char* name, bo
   return *slot;
 }
 
+bool LuaJitSampler::find_function_value(lua_State* L, int idx, FunctionId* out) {
+  if (lua_type(L, idx) != LUA_TFUNCTION) return false;
+  if (lua_iscfunction(L, idx)) {
+    auto it = c_ids_.find(lua_topointer(L, idx));
+    if (it == c_ids_.end()) return false;
+    *out = it->second;
+    return true;
+  }
+  lua_Debug ar;
+  lua_pushvalue(L, idx);
+  lua_getinfo(L, ">S", &ar);
+  auto chunk = chunk_index_.find(ar.source);
+  if (chunk == chunk_index_.end()) return false;
+  auto id = lua_ids_.find(function_key(chunk->second, ar));
+  if (id == lua_ids_.end()) return false;
+  *out = id->second;
+  return true;
+}
+
 void LuaJitSampler::learn_library_names(lua_State* L) {
   lua::visit_reachable_functions(L, false, [&](const std::string& name) {
     if (!lua_iscfunction(L, -1)) return;
@@ -138,18 +163,10 @@ void LuaJitSampler::learn_library_names(lua_State* L) {
 void LuaJitSampler::qualify_names(lua_State* L) {
   std::map<FunctionId, std::string> names;
   lua::visit_reachable_functions(L, true, [&](const std::string& name) {
-    if (lua_iscfunction(L, -1)) return;
-    lua_Debug ar;
-    lua_pushvalue(L, -1);
-    lua_getinfo(L, ">S", &ar);
-    auto chunk = chunk_index_.find(ar.source);
-    if (chunk == chunk_index_.end()) return;
-    const std::uint64_t key = (std::uint64_t{chunk->second} << 42) |
-                              (std::uint64_t(ar.linedefined & 0x1fffff) << 21) | std::uint64_t(ar.lastlinedefined & 0x1fffff);
-    auto id = lua_ids_.find(key);
-    if (id == lua_ids_.end()) return;
-    auto it = names.find(id->second);
-    if (it == names.end() || lua::better_name(name, it->second)) names[id->second] = name;
+    FunctionId id;
+    if (lua_iscfunction(L, -1) || !find_function_value(L, -1, &id)) return;
+    auto it = names.find(id);
+    if (it == names.end() || lua::better_name(name, it->second)) names[id] = name;
   });
   for (const auto& [id, name] : names) engine_.rename_function(id, name);
 }

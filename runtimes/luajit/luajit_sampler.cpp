@@ -63,7 +63,13 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
     *error = "another LuaJIT state of this process is being profiled (LuaJIT has one profiler per process)";
     return false;
   }
-  if (!engine_.start(settings, settings.count_calls, error)) {
+  if (settings.interpret_closures) {
+    *error = "interpret_closures is not available on LuaJIT: its closures are told apart by their prototype only";
+    g_sampler = nullptr;
+    return false;
+  }
+  const bool listed_only = !settings.count_calls && !count_list_.empty();
+  if (!engine_.start(settings, settings.count_calls || listed_only, error, listed_only)) {
     g_sampler = nullptr;
     return false;
   }
@@ -106,6 +112,7 @@ void LuaJitSampler::stop() {
   if (counting_) {
     lua_sethook(main_, nullptr, 0, 0);
     if (jit_was_on_) luaJIT_setmode(main_, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
+    if (!count_list_.empty()) mark_listed_counted(main_);
   }
   qualify_names(main_);
   engine_.stop();
@@ -124,6 +131,10 @@ ArmResult LuaJitSampler::arm() {
 void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
   armed_.store(false, std::memory_order_relaxed);
   if (!engine_.sampling() || in_profiler_ || (engine_.pending_ticks() == 0 && engine_.pending_bytes() == 0)) return;
+  if (!process_profiled(L)) {  // Allegro's profile-process-p: not collected
+    engine_.exclude_ticks(engine_.take_pending().ticks);
+    return;
+  }
   in_profiler_ = true;
   engine_.enter_sampling();
   const PendingWeight w = engine_.take_pending();
@@ -147,8 +158,30 @@ void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
                  static_cast<unsigned long long>(engine_.settings().max_samples));
 }
 
+bool LuaJitSampler::resume_sampling(lua_State* L, std::string* error, bool hold_clock) {
+  if (engine_.active() && !engine_.sampling()) chain_.run(L);
+  return engine_.resume(error, hold_clock);
+}
+
+void LuaJitSampler::reset() {
+  if (engine_.active()) return;
+  engine_.reset();
+  chunks_.clear();
+  chunk_index_.clear();
+  lua_ids_.clear();
+  c_ids_.clear();
+  process_ids_.clear();
+  gc_id_ = jit_id_ = kNoFunction;
+}
+
 void LuaJitSampler::on_call(lua_State* L, lua_Debug* ar) {
-  if (!engine_.sampling()) return;
+  if (!engine_.sampling() || !process_profiled(L)) return;
+  if (!count_list_.empty()) {  // Allegro's count list: the listed functions only
+    lua_getinfo(L, "f", ar);
+    const void* fn = lua_topointer(L, -1);
+    lua_pop(L, 1);
+    if (std::find(count_list_.begin(), count_list_.end(), fn) == count_list_.end()) return;
+  }
   bool boundary = false;
   const FunctionId callee = intern(L, ar, &boundary);
   if (callee == kNoFunction) return;

@@ -35,6 +35,12 @@ extern "C" {
 
 namespace scriptprof::luajit {
 
+// The engine's run settings, and what the Lua module passes to every adapter.
+struct SamplerSettings : RunSettings {
+  bool native_zones = false;     // not on LuaJIT: a host's zones are the Lua 5.4 adapter's
+  bool keep_chunk_text = false;  // chunk text for annotation: LuaJIT reads it again from files
+};
+
 class LuaJitSampler final : private RuntimeAdapter {
  public:
   // One sampler per LuaJIT VM; `main` is its main thread.
@@ -50,17 +56,45 @@ class LuaJitSampler final : private RuntimeAdapter {
   // restored, and the functions met take the names under which they are reachable. Idempotent.
   void stop();
   bool active() const { return engine_.active(); }
+  bool sampling() const { return engine_.sampling(); }
+  RunStatus status() const { return engine_.status(); }
   // The profiled code starts now (after a start with settings.hold_clock).
   void release_program_clock() { engine_.release_clock(); }
+  // Suspends and resumes collection within a run (Allegro's stop-sampling/start-sampling).
+  bool resume_sampling(lua_State* L, std::string* error, bool hold_clock = false);
+  void suspend_sampling() { engine_.suspend(); }
+  void mark_analyzed() { engine_.mark_analyzed(); }
+  double accumulated_seconds() const { return engine_.accumulated_seconds(); }
 
   Profile& profile() { return engine_.profile(); }
+  Profile& profile(SampleKind kind) { return engine_.profile(kind); }
   std::shared_ptr<Profile> shared_profile(SampleKind kind) { return engine_.shared_profile(kind); }
+  SampleKind primary_kind() const { return engine_.primary_kind(); }
+  // Fresh profiles and function caches (not while active); a profile read from a file as the last run.
+  void reset();
+  void adopt(std::shared_ptr<Profile> profile) { engine_.adopt(std::move(profile)); }
+
+  // Counts calls of the functions in the sequence at `idx` only (nil clears). Not while active.
+  void set_count_list(lua_State* L, int idx);
+  // Allegro's profile-process-p: an excluded coroutine's ticks are not collected.
+  void set_process_profiled(lua_State* L, lua_State* thread, bool profiled);
+  bool process_profiled(lua_State* thread) const;
+  // Identity of the function value at `idx`, if the profile met it.
+  bool find_function_value(lua_State* L, int idx, FunctionId* out);
+  // interpret_closures is not offered on LuaJIT: nothing to push but nil.
+  void push_closure(lua_State* L, lua_Integer) { lua_pushnil(L); }
+  // The source of a function's chunk ("@file.lua"), if known.
+  const std::string* source_of(FunctionId) const { return nullptr; }
+  // Bytes the sampler holds besides its profiles.
+  std::size_t own_bytes() const;
   // Marks a frame boundary (a game's frame) at the current program time.
   void mark_frame();
 
   // A call to this C function is the host's own entry (a runner's protected main): stack walks
   // stop below it.
   void add_boundary(lua_CFunction f) { boundaries_.push_back(reinterpret_cast<const void*>(f)); }
+  // The profiler's own C functions: never a frame of a sample, never counted.
+  void add_own(lua_CFunction f) { own_fns_.push_back(reinterpret_cast<const void*>(f)); }
 
   // A coroutine resumer (the coroutine library replacement, or a C host around lua_resume)
   // calls these so that a coroutine's samples sit under the frames that resumed it.
@@ -93,6 +127,8 @@ class LuaJitSampler final : private RuntimeAdapter {
   // Identity of the function at `ar` (lua_getstack'd on L): kNoFunction for a boundary.
   FunctionId intern(lua_State* L, lua_Debug* ar, bool* boundary);
   FunctionId lua_function_id(lua_State* L, lua_Debug* ar);
+  static std::uint64_t function_key(std::uint32_t chunk, const lua_Debug& ar);  // chunk and lines
+  void mark_listed_counted(lua_State* L);  // luajit_selection.cpp
   FunctionId c_function_id(lua_State* L, lua_Debug* ar, const void* key);
   std::uint32_t chunk_of(const lua_Debug& ar);
   FunctionId pseudo_function(FunctionId* slot, const char* name, bool collector);
@@ -117,7 +153,10 @@ class LuaJitSampler final : private RuntimeAdapter {
   bool jit_was_on_ = true;
   ProcessChain chain_;
   std::vector<const void*> boundaries_;
-  std::vector<const void*> own_;           // the profiler's C function objects: never a frame
+  std::vector<const void*> own_;           // the profiler's function objects: never a frame
+  std::vector<const void*> own_fns_;       // the profiler's C functions: never a frame
+  std::vector<const void*> count_list_;    // function objects to count (empty: all); held in the registry
+  std::vector<lua_State*> excluded_;       // processes not profiled; held in the registry
   std::uint32_t run_number_ = 0;           // this run's GC sentinels carry it
   bool in_profiler_ = false;               // the profiler's own work: its allocations are not sampled
   lua_Alloc host_alloc_ = nullptr;         // the allocator wrapped (null: not wrapped)

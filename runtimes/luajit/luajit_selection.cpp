@@ -1,0 +1,111 @@
+// What a LuaJIT run collects from: Allegro's count list (exact calls of listed functions only)
+// and its excluded processes (profile-process-p). The listed functions and the excluded
+// threads are held in the registry while they are listed, so their addresses stay theirs.
+extern "C" {
+#include <lauxlib.h>
+}
+
+#include <algorithm>
+
+#include "luajit_sampler.hpp"
+
+namespace scriptprof::luajit {
+namespace {
+constexpr char kCountList[] = "scriptprof.count_list";
+constexpr char kExcluded[] = "scriptprof.excluded";
+}  // namespace
+
+void LuaJitSampler::set_count_list(lua_State* L, int idx) {
+  if (engine_.active()) return;
+  idx = idx < 0 && idx > LUA_REGISTRYINDEX ? lua_gettop(L) + idx + 1 : idx;
+  count_list_.clear();
+  lua_createtable(L, 0, 0);
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    for (int i = 1;; ++i) {
+      lua_rawgeti(L, idx, i);
+      if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        break;
+      }
+      if (lua_type(L, -1) == LUA_TFUNCTION) {
+        count_list_.push_back(lua_topointer(L, -1));
+        lua_rawseti(L, -2, static_cast<int>(count_list_.size()));
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, kCountList);
+}
+
+// At the end of a counted run: a listed function never called shows 0 calls, not "unknown".
+void LuaJitSampler::mark_listed_counted(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kCountList);
+  for (int i = 1; lua_type(L, -1) == LUA_TTABLE; ++i) {
+    lua_rawgeti(L, -1, i);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      break;
+    }
+    FunctionId id;
+    if (!find_function_value(L, -1, &id)) {
+      lua_Debug ar;
+      lua_pushvalue(L, -1);
+      lua_getinfo(L, ">S", &ar);
+      FunctionInfo info;
+      info.name = "?";
+      info.file = ar.short_src;
+      info.line = ar.linedefined;
+      info.last_line = ar.lastlinedefined;
+      if (lua_iscfunction(L, -1)) {
+        info.kind = FunctionKind::Native;
+        auto named = c_names_.find(lua_topointer(L, -1));
+        if (named != c_names_.end()) info.name = named->second;
+        info.file.clear();
+        c_ids_[lua_topointer(L, -1)] = id = engine_.add_function(std::move(info));
+      } else {
+        const std::uint32_t chunk = chunk_of(ar);
+        id = engine_.add_function(std::move(info));
+        lua_ids_[function_key(chunk, ar)] = id;
+      }
+    }
+    engine_.mark_counted(id);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+void LuaJitSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kExcluded);
+  if (lua_type(L, -1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kExcluded);
+  }
+  lua_pushlightuserdata(L, thread);
+  if (profiled) {
+    lua_pushnil(L);
+    excluded_.erase(std::remove(excluded_.begin(), excluded_.end(), thread), excluded_.end());
+  } else {
+    lua_pushthread(thread);  // pushed on thread's own stack: moved here
+    lua_xmove(thread, L, 1);
+    if (process_profiled(thread)) excluded_.push_back(thread);
+  }
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+bool LuaJitSampler::process_profiled(lua_State* thread) const {
+  return std::find(excluded_.begin(), excluded_.end(), thread) == excluded_.end();
+}
+
+std::size_t LuaJitSampler::own_bytes() const {
+  std::size_t bytes = chunks_.capacity() * sizeof(Chunk) + boundaries_.capacity() * sizeof(void*) +
+                      (lua_ids_.size() + c_ids_.size()) * 48 + process_ids_.size() * 32;
+  for (const Chunk& c : chunks_) bytes += c.head.capacity() + c.tail.capacity() + c.declared.size() * 64;
+  for (const auto& [fn, name] : c_names_) bytes += 48 + name.capacity();
+  return bytes;
+}
+
+}  // namespace scriptprof::luajit

@@ -1,0 +1,64 @@
+-- The profiler module under luajit (build/lib/luajit/profiler.so), JIT on: the same API as on
+-- Lua 5.4, with LuaJIT's figures. Run by ctest with that directory on package.cpath.
+package.path = arg[0]:match("^(.*)/[^/]*$") .. "/../lua/?.lua;" .. package.path
+local H = require "harness"
+local profiler = require "profiler"
+
+local function spin(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
+local function heavy() local r = spin(3 * 6000000) return r end
+local function light() local r = spin(6000000) return r end
+
+-- statprof: fn's results come back, the split is measured with the JIT on, and the report is
+-- the flat one with the jit% column.
+local report = os.tmpname()
+local a, b = profiler.statprof(function() for _ = 1, 4 do heavy() light() end return 1, 2 end,
+                               { hz = 1000, file = report })
+H.check(a == 1 and b == 2, "statprof returns fn's results")
+H.check(jit.status(), "the JIT stays on")
+local counts = H.counts(profiler)
+local h, l = H.find(counts, "heavy ("), H.find(counts, "light (")
+H.check(h and l, "heavy and light are in the profile")
+if h and l then
+  local share = h.cum / (h.cum + l.cum)
+  H.check(math.abs(share - 0.75) < 0.06, "heavy's share %.3f is 0.75 within 6 points", share)
+end
+local text = io.open(report):read("*a")
+os.remove(report)
+H.check(text:find("jit%%") and text:find("spin %("), "the report has the jit%% column and spin:\n%s", text)
+H.check(profiler.status() == "analyzed", "status after statprof: %s", profiler.status())
+
+-- An error in fn stops the run, writes the report, and passes through with its value.
+local ok, err = pcall(profiler.statprof, function() spin(100000) error({ code = 7 }) end, { hz = 1000, display = false })
+H.check(not ok and type(err) == "table" and err.code == 7, "the error passes through unchanged")
+H.check(profiler.status() ~= "sampling", "the run is stopped after an error")
+
+-- start/stop, a file written in an interchange format, and the call counts with the JIT off.
+profiler.start_profiler({ hz = 2000, count_calls = true })
+H.check(not jit.status(), "counting calls turns the JIT off")
+local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+fib(16)
+profiler.stop()
+H.check(jit.status(), "and back on at stop")
+local f = H.find(H.counts(profiler), "fib (")
+H.check(f and f.calls == 3193, "fib(16) makes 3193 calls: %s", f and f.calls)
+local out = os.tmpname()
+profiler.write(out, "speedscope")
+local json = io.open(out):read("*a")
+os.remove(out)
+H.check(json:find('"$schema"') and json:find("fib"), "a speedscope file with fib")
+
+-- gcprof: a sample after every collection, charged to the code that made the garbage.
+local function churn() local t for i = 1, 400000 do t = { i } end return t end
+profiler.gcprof(function() for _ = 1, 5 do churn() end end, { display = false })
+local c = H.find(H.counts(profiler), "churn (")
+H.check(c and c.cum > 0, "gcprof samples churn")
+
+-- jit.profile cannot start beside a run, and works again after it.
+profiler.start_profiler({ hz = 1000 })
+local jp = require "jit.profile"
+H.check(not pcall(jp.start, "f", function() end), "jit.profile.start is refused during a run")
+profiler.stop()
+H.check(pcall(jp.start, "f", function() end), "jit.profile.start works after the run")
+jp.stop()
+
+H.done()
