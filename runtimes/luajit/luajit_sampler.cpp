@@ -142,10 +142,13 @@ void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
   const std::uint32_t process = process_of(L);
   if (w.bytes) engine_.record(SampleKind::Space, w.bytes, process);
   if (w.ticks) {
-    // The VM state the tick found: the collector and the compiler are frames of their own,
-    // under the Lua code that was running when they ran.
-    if (vmstate == 'G' || vmstate == 'J') {
-      frames_.push_back(vmstate == 'G' ? pseudo_function(&gc_id_, "(gc)", true) : pseudo_function(&jit_id_, "(jit)", false));
+    // The VM state the tick found: the collector, the compiler and C code are frames of their
+    // own, under the Lua code that was running when they ran. (LuaJIT calls back after a C
+    // function returned: which one ran is gone, but its time is not its Lua caller's own.)
+    if (vmstate == 'G' || vmstate == 'J' || vmstate == 'C') {
+      frames_.push_back(vmstate == 'G'   ? pseudo_function(&gc_id_, "(gc)", true)
+                        : vmstate == 'J' ? pseudo_function(&jit_id_, "(jit)", false)
+                                         : pseudo_function(&c_code_id_, "(C)", false));
       lines_.push_back(0);
     }
     engine_.record(SampleKind::Time, w.ticks, process, w.since_ns);
@@ -171,7 +174,7 @@ void LuaJitSampler::reset() {
   lua_ids_.clear();
   c_ids_.clear();
   process_ids_.clear();
-  gc_id_ = jit_id_ = kNoFunction;
+  gc_id_ = jit_id_ = c_code_id_ = kNoFunction;
 }
 
 void LuaJitSampler::on_call(lua_State* L, lua_Debug* ar) {

@@ -4,8 +4,8 @@
 // (jit_profiler_bridge.hpp); at the VM's next safe point, compiled code included, LuaJIT calls
 // on_safe_point with the VM state the tick found, and the adapter walks the stack with
 // lua_getstack/lua_getinfo into the engine's frames. Time the tick found in the garbage
-// collector or the JIT compiler is a (gc) or (jit) leaf frame; a tick in compiled code counts
-// toward its function's compiled share.
+// collector, the JIT compiler or a C function is a (gc), (jit) or (C) leaf frame; a tick in
+// compiled code counts toward its function's compiled share.
 //
 // What differs from the Lua 5.4 adapter, and why:
 // - LuaJIT's profiler is one per process and owns a VM hook: a second run, or jit.profile while
@@ -180,6 +180,7 @@ class LuaJitSampler final : private RuntimeAdapter {
   std::vector<FunctionId>& frames_ = engine_.frames();
   std::vector<int>& lines_ = engine_.lines();
   FunctionId gc_id_ = kNoFunction, jit_id_ = kNoFunction;       // the (gc) and (jit) frames
+  FunctionId c_code_id_ = kNoFunction;                          // the (C) frame
 };
 
 }  // namespace scriptprof::luajit

@@ -323,3 +323,21 @@ TEST_CASE("Allocation samples: bytes charged to the code that allocated them, JI
   CHECK(m > 0);
   CHECK(b + m > 0.9 * static_cast<double>(p.sample_weight()));
 }
+
+TEST_CASE("Time in a C function is a (C) frame under its Lua caller, not the caller's own") {
+  State s;
+  LuaJitSampler sampler(s.L);
+  std::string error;
+  REQUIRE(sampler.start(s.L, at_hz(2000), &error));
+  REQUIRE(s.run(R"(
+    local function build() local n = 0 for _ = 1, 6 do n = n + #string.rep("abc", 20000000) end return n end
+    build()
+  )").empty());
+  sampler.stop();
+  const Profile& p = sampler.profile();
+  FunctionId c = find(p, "(C)"), build = find(p, "build");
+  REQUIRE(c != scriptprof::kNoFunction);
+  REQUIRE(build != scriptprof::kNoFunction);
+  CHECK(p.counts(c).self * 2 > p.counts(build).cumulative);  // string.rep is most of build's time
+  CHECK(p.counts(build).self * 2 < p.counts(build).cumulative);
+}

@@ -1,0 +1,74 @@
+-- A small LÖVE game profiled from love.load, with a frame marker per game frame. At quit it
+-- prints the statprof report and writes a speedscope file (open it at speedscope.app).
+--   xvfb-run -a love samples/love            (build/lib/luajit/profiler.so from the build)
+-- Environment: SCRIPTPROF_LUAJIT_CPATH (where profiler.so is, a package.cpath pattern),
+-- SCRIPTPROF_LOVE_FRAMES (frames before quitting, default 300), SCRIPTPROF_LOVE_OUT (the
+-- speedscope file, default love_profile.speedscope.json in the working directory).
+local profiler
+local frames, max_frames = 0, tonumber(os.getenv("SCRIPTPROF_LOVE_FRAMES")) or 300
+local entities = {}
+
+-- The game's logic, in the functions a designer would look for in the report.
+local function steer(e, dt)
+  local dx, dy = 240 - e.x, 160 - e.y
+  local d = math.sqrt(dx * dx + dy * dy) + 1
+  e.vx = e.vx + dx / d * 40 * dt
+  e.vy = e.vy + dy / d * 40 * dt
+end
+
+local function move(e, dt)
+  e.x, e.y = e.x + e.vx * dt, e.y + e.vy * dt
+  if e.x < 0 or e.x > 480 then e.vx = -e.vx end
+  if e.y < 0 or e.y > 320 then e.vy = -e.vy end
+end
+
+local function collide()
+  local hits = 0
+  for i = 1, #entities, 4 do
+    local a = entities[i]
+    for j = i + 1, #entities do
+      local b = entities[j]
+      local dx, dy = a.x - b.x, a.y - b.y
+      if dx * dx + dy * dy < 16 then hits = hits + 1 end
+    end
+  end
+  return hits
+end
+
+function love.load()
+  package.cpath = (os.getenv("SCRIPTPROF_LUAJIT_CPATH") or love.filesystem.getSource() .. "/../../build/lib/luajit/?.so")
+                  .. ";" .. package.cpath
+  profiler = require "profiler"
+  profiler.start_profiler({ hz = 1000, clock = "wall" })
+  love.math.setRandomSeed(7)
+  for i = 1, 600 do
+    entities[i] = { x = love.math.random(0, 480), y = love.math.random(0, 320),
+                    vx = love.math.random(-50, 50), vy = love.math.random(-50, 50) }
+  end
+end
+
+function love.update(dt)
+  profiler.frame()  -- a frame marker: the frames report and the Chrome trace show each frame
+  dt = math.min(dt, 1 / 30)
+  for _, e in ipairs(entities) do
+    steer(e, dt)
+    move(e, dt)
+  end
+  collide()
+  frames = frames + 1
+  if frames >= max_frames then love.event.quit() end
+end
+
+function love.draw()
+  for _, e in ipairs(entities) do love.graphics.circle("fill", e.x, e.y, 2) end
+  love.graphics.print(string.format("frame %d", frames), 8, 8)
+end
+
+function love.quit()
+  profiler.stop()
+  profiler.display()
+  local out = os.getenv("SCRIPTPROF_LOVE_OUT") or "love_profile.speedscope.json"
+  profiler.write(out, "speedscope")
+  print("wrote " .. out .. " (" .. frames .. " frames)")
+  return false
+end
