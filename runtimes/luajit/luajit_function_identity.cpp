@@ -8,9 +8,11 @@
 // table that holds it ("string.format").
 extern "C" {
 #include <lauxlib.h>
+#include <luajit.h>
 }
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -23,22 +25,66 @@ namespace scriptprof::luajit {
 namespace {
 constexpr const char* kAnonymous = "<anonymous>";  // labels add the file and line
 constexpr std::size_t kEdge = 24;                   // bytes of a source's ends kept to tell chunks apart
+constexpr std::uint64_t kBuiltin = std::uint64_t{1} << 63;  // a builtin's key: its ffid with this bit
 }  // namespace
 
-FunctionId LuaJitSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
+// The keys of the C functions of L's top frames by level (0 for a Lua frame), from LuaJIT's own
+// stack dump ("[builtin#N]" for a builtin, "@0xADDR" for any other C function, "chunk:line" for
+// Lua), made once per walk. It pushes nothing on L, whose stack may be at its limit when a
+// sample is taken (lua_getinfo's "f" pushes, and a push there raises "stack overflow").
+void LuaJitSampler::dump_c_keys(lua_State* L, int depth) {
+  std::vector<std::uint64_t>* keys = &c_keys_;
+  dumped_ = L;
+  keys->clear();
+  std::size_t len = 0;
+  const char* s = luaJIT_profile_dumpstack(L, "l\x1f", depth, &len);  // leaf first
+  for (std::size_t at = 0; at < len;) {
+    std::size_t end = at;
+    while (end < len && s[end] != '\x1f') ++end;
+    std::uint64_t key = 0;
+    if (end - at > 9 && std::memcmp(s + at, "[builtin#", 9) == 0)
+      key = kBuiltin | std::strtoull(std::string(s + at + 9, end - at - 9).c_str(), nullptr, 10);
+    else if (end > at && s[at] == '@')
+      key = std::strtoull(std::string(s + at + 1, end - at - 1).c_str(), nullptr, 16);
+    keys->push_back(key);
+    at = end + 1;
+  }
+}
+
+// The same key for the C function value at `idx` (normal context): jit.util.funcinfo gives a
+// builtin's ffid (2 and up; 0 and 1 are Lua and plain C functions) and any C function's address.
+std::uint64_t LuaJitSampler::c_value_key(lua_State* L, int idx) {
+  idx = idx < 0 && idx > LUA_REGISTRYINDEX ? lua_gettop(L) + idx + 1 : idx;
+  const int top = lua_gettop(L);
+  std::uint64_t key = 0;
+  lua_getglobal(L, "require");
+  lua_pushstring(L, "jit.util");
+  if (lua_pcall(L, 1, 1, 0) == 0 && lua_type(L, -1) == LUA_TTABLE) {
+    lua_getfield(L, -1, "funcinfo");
+    lua_pushvalue(L, idx);
+    if (lua_pcall(L, 1, 1, 0) == 0 && lua_type(L, -1) == LUA_TTABLE) {
+      lua_getfield(L, -1, "ffid");
+      const auto ffid = static_cast<std::uint64_t>(lua_tonumber(L, -1));
+      lua_getfield(L, -2, "addr");
+      const auto addr = static_cast<std::uint64_t>(lua_tonumber(L, -1));
+      key = ffid >= 2 ? kBuiltin | ffid : addr;
+    }
+  }
+  lua_settop(L, top);
+  return key;
+}
+
+FunctionId LuaJitSampler::intern(lua_State* L, lua_Debug* ar, int level, bool* boundary) {
   lua_getinfo(L, "Sl", ar);
   if (ar->what[0] != 'C') return lua_function_id(L, ar);
-  lua_getinfo(L, "f", ar);
-  const void* key = lua_topointer(L, -1);
-  const void* fp = reinterpret_cast<const void*>(lua_tocfunction(L, -1));
-  lua_pop(L, 1);
-  if (fp && std::find(boundaries_.begin(), boundaries_.end(), fp) != boundaries_.end()) {
+  if (dumped_ != L) dump_c_keys(L, 1 << 30);  // to the root
+  const std::uint64_t key = static_cast<std::size_t>(level) < c_keys_.size() ? c_keys_[static_cast<std::size_t>(level)] : 0;
+  const void* fp = reinterpret_cast<const void*>(key);
+  if (std::find(boundaries_.begin(), boundaries_.end(), fp) != boundaries_.end()) {
     *boundary = true;
     return kNoFunction;
   }
-  if (std::find(own_.begin(), own_.end(), key) != own_.end() ||
-      (fp && std::find(own_fns_.begin(), own_fns_.end(), fp) != own_fns_.end()))
-    return kNoFunction;
+  if (std::find(own_fns_.begin(), own_fns_.end(), fp) != own_fns_.end()) return kNoFunction;
   return c_function_id(L, ar, key);
 }
 
@@ -82,7 +128,7 @@ FunctionId LuaJitSampler::lua_function_id(lua_State* L, lua_Debug* ar) {
   return id;
 }
 
-FunctionId LuaJitSampler::c_function_id(lua_State* L, lua_Debug* ar, const void* key) {
+FunctionId LuaJitSampler::c_function_id(lua_State* L, lua_Debug* ar, std::uint64_t key) {
   auto it = c_ids_.find(key);
   if (it != c_ids_.end()) return it->second;
   FunctionInfo info;
@@ -136,7 +182,7 @@ FunctionId LuaJitSampler::pseudo_function(FunctionId* slot, const char* name, bo
 bool LuaJitSampler::find_function_value(lua_State* L, int idx, FunctionId* out) {
   if (lua_type(L, idx) != LUA_TFUNCTION) return false;
   if (lua_iscfunction(L, idx)) {
-    auto it = c_ids_.find(lua_topointer(L, idx));
+    auto it = c_ids_.find(c_value_key(L, idx));
     if (it == c_ids_.end()) return false;
     *out = it->second;
     return true;
@@ -155,7 +201,7 @@ bool LuaJitSampler::find_function_value(lua_State* L, int idx, FunctionId* out) 
 void LuaJitSampler::learn_library_names(lua_State* L) {
   lua::visit_reachable_functions(L, false, [&](const std::string& name) {
     if (!lua_iscfunction(L, -1)) return;
-    auto [pos, inserted] = c_names_.emplace(lua_topointer(L, -1), name);
+    auto [pos, inserted] = c_names_.emplace(c_value_key(L, -1), name);
     if (!inserted && lua::better_name(name, pos->second)) pos->second = name;
   });
 }

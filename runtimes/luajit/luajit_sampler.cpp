@@ -77,7 +77,9 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
   chain_.run(L);
   // 'l': safe points at every line as well as at calls and returns, so a tick in a long loop
   // is taken in that loop, not at the function's return.
-  if ((settings.sample_time || settings.alloc_bytes) && !bridge_.start(L, 'l', profile_callback, this, error)) {
+  // LuaJIT's profiler runs for the whole run: its safe points take the samples, and its stack
+  // dump names C frames without pushing on a stack that may be at its limit.
+  if (!bridge_.start(L, 'l', profile_callback, this, error)) {
     engine_.stop();
     g_sampler = nullptr;
     return false;
@@ -186,11 +188,12 @@ void LuaJitSampler::on_call(lua_State* L, lua_Debug* ar) {
     if (std::find(count_list_.begin(), count_list_.end(), fn) == count_list_.end()) return;
   }
   bool boundary = false;
-  const FunctionId callee = intern(L, ar, &boundary);
+  dump_c_keys(L, 2);  // the callee and its caller
+  const FunctionId callee = intern(L, ar, 0, &boundary);
   if (callee == kNoFunction) return;
   FunctionId caller = kNoFunction;
   lua_Debug up;
-  if (lua_getstack(L, 1, &up)) caller = intern(L, &up, &boundary);
+  if (lua_getstack(L, 1, &up)) caller = intern(L, &up, 1, &boundary);
   engine_.record_call(callee, caller);
 }
 
@@ -200,10 +203,11 @@ void LuaJitSampler::walk(lua_State* L) {
   std::size_t idx = chain_.index_of(L);
   lua_State* s = L;
   for (;;) {
+    dumped_ = nullptr;  // each thread's stack dump is made afresh
     lua_Debug ar;
     for (int level = 0; lua_getstack(s, level, &ar); ++level) {
       bool boundary = false;
-      const FunctionId id = intern(s, &ar, &boundary);
+      const FunctionId id = intern(s, &ar, level, &boundary);
       if (boundary) goto done;
       if (id == kNoFunction) continue;  // the profiler's own function
       frames_.push_back(id);

@@ -125,11 +125,15 @@ class LuaJitSampler final : private RuntimeAdapter {
   // The stack of L and its resumers, root first, into the engine's frames and lines.
   void walk(lua_State* L);
   // Identity of the function at `ar` (lua_getstack'd on L): kNoFunction for a boundary.
-  FunctionId intern(lua_State* L, lua_Debug* ar, bool* boundary);
+  // Identity of the function at stack `level` of L (`ar` from lua_getstack): kNoFunction for a
+  // boundary or the profiler's own. Pushes nothing on L.
+  FunctionId intern(lua_State* L, lua_Debug* ar, int level, bool* boundary);
   FunctionId lua_function_id(lua_State* L, lua_Debug* ar);
   static std::uint64_t function_key(std::uint32_t chunk, const lua_Debug& ar);  // chunk and lines
   void mark_listed_counted(lua_State* L);  // luajit_selection.cpp
-  FunctionId c_function_id(lua_State* L, lua_Debug* ar, const void* key);
+  FunctionId c_function_id(lua_State* L, lua_Debug* ar, std::uint64_t key);
+  std::uint64_t c_value_key(lua_State* L, int idx);  // a C function value's key, as frames have it
+  void dump_c_keys(lua_State* L, int depth);         // c_keys_ of L's top `depth` frames
   std::uint32_t chunk_of(const lua_Debug& ar);
   FunctionId pseudo_function(FunctionId* slot, const char* name, bool collector);
   void learn_library_names(lua_State* L);
@@ -153,7 +157,6 @@ class LuaJitSampler final : private RuntimeAdapter {
   bool jit_was_on_ = true;
   ProcessChain chain_;
   std::vector<const void*> boundaries_;
-  std::vector<const void*> own_;           // the profiler's function objects: never a frame
   std::vector<const void*> own_fns_;       // the profiler's C functions: never a frame
   std::vector<const void*> count_list_;    // function objects to count (empty: all); held in the registry
   std::vector<lua_State*> excluded_;       // processes not profiled; held in the registry
@@ -174,8 +177,10 @@ class LuaJitSampler final : private RuntimeAdapter {
   std::vector<Chunk> chunks_;
   std::unordered_map<const void*, std::uint32_t> chunk_index_;  // source address -> chunk
   std::unordered_map<std::uint64_t, FunctionId> lua_ids_;       // chunk, lines -> id
-  std::unordered_map<const void*, FunctionId> c_ids_;           // function object -> id
-  std::unordered_map<const void*, std::string> c_names_;        // "string.format"
+  std::unordered_map<std::uint64_t, FunctionId> c_ids_;         // C function key -> id
+  lua_State* dumped_ = nullptr;                                 // c_keys_ are this thread's, this walk
+  std::vector<std::uint64_t> c_keys_;                           // C function keys by stack level
+  std::unordered_map<std::uint64_t, std::string> c_names_;      // "string.format"
   std::unordered_map<lua_State*, std::uint32_t> process_ids_;
   std::vector<FunctionId>& frames_ = engine_.frames();
   std::vector<int>& lines_ = engine_.lines();

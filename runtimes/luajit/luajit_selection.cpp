@@ -59,10 +59,11 @@ void LuaJitSampler::mark_listed_counted(lua_State* L) {
       info.last_line = ar.lastlinedefined;
       if (lua_iscfunction(L, -1)) {
         info.kind = FunctionKind::Native;
-        auto named = c_names_.find(lua_topointer(L, -1));
+        const std::uint64_t key = c_value_key(L, -1);
+        auto named = c_names_.find(key);
         if (named != c_names_.end()) info.name = named->second;
         info.file.clear();
-        c_ids_[lua_topointer(L, -1)] = id = engine_.add_function(std::move(info));
+        c_ids_[key] = id = engine_.add_function(std::move(info));
       } else {
         const std::uint32_t chunk = chunk_of(ar);
         id = engine_.add_function(std::move(info));

@@ -75,10 +75,9 @@ void LuaJitSampler::new_gc_sentinel(lua_State* L) {
     lua_pushcfunction(L, sentinel_gc);
     lua_setfield(L, -2, "__gc");
   }
-  lua_getfield(L, -1, "__gc");
-  const void* finalizer = lua_topointer(L, -1);  // never a frame of a sample
-  if (std::find(own_.begin(), own_.end(), finalizer) == own_.end()) own_.push_back(finalizer);
-  lua_pop(L, 1);
+  // The finalizer is never a frame of a sample.
+  const void* finalizer = reinterpret_cast<const void*>(sentinel_gc);
+  if (std::find(own_fns_.begin(), own_fns_.end(), finalizer) == own_fns_.end()) own_fns_.push_back(finalizer);
   auto* run = static_cast<std::uint32_t*>(lua_newuserdata(L, sizeof(std::uint32_t)));
   *run = run_number_;
   lua_insert(L, -2);

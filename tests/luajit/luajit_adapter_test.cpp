@@ -341,3 +341,44 @@ TEST_CASE("Time in a C function is a (C) frame under its Lua caller, not the cal
   CHECK(p.counts(c).self * 2 > p.counts(build).cumulative);  // string.rep is most of build's time
   CHECK(p.counts(build).self * 2 < p.counts(build).cumulative);
 }
+
+TEST_CASE("A recursion overflows LuaJIT's stack at the same depth with the sampler on") {
+  // Walking a stack at its limit must not push on it: a push there raises "stack overflow"
+  // from the sample, a frame before the program's own (C frames are named from LuaJIT's stack
+  // dump, never with lua_getinfo's "f"). Samples land in the dive and in the handler, which
+  // runs at the limit.
+  // The collector is stopped (it shrinks stacks when it runs) and the JIT is off (a compiled
+  // recursion's frames differ, and when it compiles moves): in plain LuaJIT either moves the
+  // overflow by a frame.
+  const char* program = R"(
+    collectgarbage("stop")
+    jit.off()
+    local depth = 0
+    local function dive(n) depth = n return 1 + dive(n + 1) end
+    local depths = {}
+    -- The handler runs at the limit, long enough (a traceback of 20000 frames) for ticks.
+    local function handler(m) return m .. " / " .. debug.traceback("tb", 2):sub(1, 40) end
+    for round = 1, 12 do
+      depth = 0
+      local ok, e = xpcall(dive, handler, 1)
+      depths[round] = depth .. " " .. tostring(e)
+    end
+    result = table.concat(depths, ",")
+    collectgarbage("restart")
+    jit.on()
+  )";
+  State plain;
+  REQUIRE(plain.run(program).empty());
+  lua_getglobal(plain.L, "result");
+  const std::string expected = lua_tostring(plain.L, -1);
+  REQUIRE(expected.find("stack overflow") != std::string::npos);
+  State s;
+  LuaJitSampler sampler(s.L);
+  std::string error;
+  REQUIRE(sampler.start(s.L, at_hz(20000), &error));
+  REQUIRE(s.run(program).empty());
+  sampler.stop();
+  lua_getglobal(s.L, "result");
+  CHECK(lua_tostring(s.L, -1) == expected);
+  CHECK(sampler.profile().sample_weight() > 50);
+}
