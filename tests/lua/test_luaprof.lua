@@ -161,5 +161,14 @@ local _, e, c2 = run(H.luaprof .. " " .. dir .. "/missing.lua")
 H.check(c2 == 1 and unprefixed(e, H.luaprof):find("^PROGRAM: cannot open " .. dir .. "/missing.lua") ~= nil,
         "a missing script: %s", e)
 
+-- --annotate with a name nothing has: an error naming what it may have meant; a write that
+-- fails: an error naming the path. Both after the report, with a failing status.
+write(dir .. "/typo.lua", "local function heavy() local x = 0 for i = 1, 3e6 do x = x + i end return x end heavy()\n")
+local o2, e2, c3 = run(H.luaprof .. " --hz 1000 --annotate hevy " .. dir .. "/typo.lua")
+H.check(c3 == 1 and o2:find(report_start, 1, true) and e2:find("--annotate hevy: no sampled function has that name; close: heavy", 1, true),
+        "--annotate with a typo: status %s, stderr %s", c3, e2)
+local _, e3, c4 = run(H.luaprof .. " --report " .. dir .. "/no/such/dir/report.txt " .. dir .. "/typo.lua")
+H.check(c4 == 1 and e3:find(dir .. "/no/such/dir/report.txt", 1, true), "an unwritable --report: status %s, stderr %s", c4, e3)
+
 os.execute("rm -rf " .. dir)
 H.done()
