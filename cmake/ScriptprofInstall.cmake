@@ -27,3 +27,13 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprofConfig.cmake ${CMAKE_CURRENT
 file(RELATIVE_PATH SCRIPTPROF_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 configure_file(cmake/scriptprof.pc.in ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The tools and the Lua modules: luaprof and profconv (and luajitprof) in bin/, the module where
+# each Lua looks under the prefix (lib/lua/5.4 for lua5.4, lib/lua/5.1 for LuaJIT), so
+# `require "profiler"` works with LUA_CPATH (or package.cpath) pointing there.
+install(TARGETS luaprof profconv RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS profiler LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/lua/5.4)
+if(TARGET luajitprof)
+  install(TARGETS luajitprof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(TARGETS profiler_luajit LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/lua/5.1)
+endif()
