@@ -2,6 +2,10 @@
 # pkg-config file, so a host builds against an installed scriptprof either way.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
+# A LuaRocks build installs the module and the tools only (a rock's lib/ holds Lua modules).
+option(SCRIPTPROF_INSTALL_DEV "Install the libraries, headers and package files" ON)
+set(SCRIPTPROF_LUA_MODULE_DIR "${CMAKE_INSTALL_LIBDIR}/lua/5.4" CACHE STRING "Where the Lua 5.4 module is installed")
+if(SCRIPTPROF_INSTALL_DEV)
 
 # Installed names match the aliases the build uses: scriptprof::core, ::native, ::lua, ::embed.
 foreach(name core native lua embed warnings)
@@ -27,13 +31,14 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprofConfig.cmake ${CMAKE_CURRENT
 file(RELATIVE_PATH SCRIPTPROF_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 configure_file(cmake/scriptprof.pc.in ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
 
 # The tools and the Lua modules: luaprof and profconv (and luajitprof) in bin/, the module where
 # each Lua looks under the prefix (lib/lua/5.4 for lua5.4, lib/lua/5.1 for LuaJIT), so
 # `require "profiler"` works with LUA_CPATH (or package.cpath) pointing there.
 install(TARGETS luaprof profconv RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS profiler LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/lua/5.4)
-if(TARGET luajitprof)
+install(TARGETS profiler LIBRARY DESTINATION ${SCRIPTPROF_LUA_MODULE_DIR})
+if(TARGET luajitprof AND SCRIPTPROF_INSTALL_DEV)
   install(TARGETS luajitprof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(TARGETS profiler_luajit LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/lua/5.1)
 endif()
