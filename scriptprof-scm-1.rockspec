@@ -19,6 +19,7 @@ build = {
     SCRIPTPROF_TESTS = "OFF",
     SCRIPTPROF_SAMPLES = "OFF",
     SCRIPTPROF_INSTALL_DEV = "OFF",
+    SCRIPTPROF_LUAJIT = "OFF",  -- this rock is for Lua 5.4
     SCRIPTPROF_LUA_MODULE_DIR = "$(LIBDIR)",
     CMAKE_INSTALL_BINDIR = "$(BINDIR)",
   },
