@@ -45,16 +45,24 @@ void start_fresh_or_raise(lua_State* L, const RunOptions& o) {
   start_or_raise(L, o.sampler, o.table);
 }
 
-#if LUA_VERSION_NUM == 501
-// Lua 5.1 (LuaJIT) has no to-be-closed variables: fn runs under lua_pcall, and an error stops
-// the run and writes its report (the guard's __close), then goes on with the same value. The
-// stack: 1 fn, 2 options, 3 the run guard, then the last call's results.
-int run_profiled(lua_State* L, RunOptions o) {
+// A fresh run for run_profiled, with its guard at 3 above fn (1) and the options (2). Program
+// time is held until fn is called: a tick due while the guard is set up would otherwise land on
+// fn's first instruction.
+ModuleSampler* begin_run(lua_State* L, RunOptions& o) {
   lua_settop(L, 2);
   o.sampler.hold_clock = true;
   ModuleSampler* s = attach_sampler(L);
   start_fresh_or_raise(L, o);
   push_run_guard(L, s, o.display, o.file);
+  return s;
+}
+
+#if LUA_VERSION_NUM == 501
+// Lua 5.1 (LuaJIT) has no to-be-closed variables: fn runs under lua_pcall, and an error stops
+// the run and writes its report (the guard's __close), then goes on with the same value. The
+// stack: 1 fn, 2 options, 3 the run guard, then the last call's results.
+int run_profiled(lua_State* L, RunOptions o) {
+  ModuleSampler* s = begin_run(L, o);
   for (lua_Integer left = o.loop; left > 0; --left) {
     lua_settop(L, 3);
     lua_pushvalue(L, 1);
@@ -89,14 +97,8 @@ int run_next(lua_State* L, int, lua_KContext) {
 }
 
 // Runs fn (at 1) `o.loop` times in a fresh run with options `o` (from 2); returns its results.
-// Program time is held until fn is called: a tick due while the guard is set up would
-// otherwise land on fn's first instruction.
 int run_profiled(lua_State* L, RunOptions o) {
-  lua_settop(L, 2);
-  o.sampler.hold_clock = true;
-  ModuleSampler* s = attach_sampler(L);
-  start_fresh_or_raise(L, o);
-  push_run_guard(L, s, o.display, o.file);
+  begin_run(L, o);
   lua_toclose(L, 3);
   lua_pushinteger(L, o.loop);
   return run_next(L, LUA_OK, 0);

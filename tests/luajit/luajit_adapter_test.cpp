@@ -45,6 +45,14 @@ struct State {
   }
 };
 
+// What `program` leaves in the global `result` when it runs in a fresh state without the profiler.
+std::string plain_result(const char* program) {
+  State plain;
+  REQUIRE(plain.run(program).empty());
+  lua_getglobal(plain.L, "result");
+  return lua_tostring(plain.L, -1);
+}
+
 RunSettings at_hz(unsigned hz) {
   RunSettings s;
   s.period_ns = 1'000'000'000u / hz;
@@ -176,10 +184,7 @@ TEST_CASE("Start and stop cycles leave SIGPROF handled and a program's results u
     end
     result = table.concat(acc, ",")
   )";
-  State plain;
-  REQUIRE(plain.run(program).empty());
-  lua_getglobal(plain.L, "result");
-  const std::string expected = lua_tostring(plain.L, -1);
+  const std::string expected = plain_result(program);
   State s;
   LuaJitSampler sampler(s.L);
   for (int cycle = 0; cycle < 10; ++cycle) {
@@ -252,10 +257,7 @@ TEST_CASE("The tracking coroutine functions keep LuaJIT's results and messages")
     add(gen(5), gen(7))
     result = table.concat(out, "|")
   )";
-  State plain;
-  REQUIRE(plain.run(program).empty());
-  lua_getglobal(plain.L, "result");
-  const std::string expected = lua_tostring(plain.L, -1);
+  const std::string expected = plain_result(program);
   State s;
   LuaJitSampler sampler(s.L);
   std::string error;
@@ -367,10 +369,7 @@ TEST_CASE("A recursion overflows LuaJIT's stack at the same depth with the sampl
     collectgarbage("restart")
     jit.on()
   )";
-  State plain;
-  REQUIRE(plain.run(program).empty());
-  lua_getglobal(plain.L, "result");
-  const std::string expected = lua_tostring(plain.L, -1);
+  const std::string expected = plain_result(program);
   REQUIRE(expected.find("stack overflow") != std::string::npos);
   State s;
   LuaJitSampler sampler(s.L);
