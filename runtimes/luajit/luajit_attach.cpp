@@ -33,8 +33,6 @@ LuaJitSampler* attach_sampler(lua_State* L) {
   lua_pushcfunction(L, free_sampler);
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
-  lua_pushthread(L);  // the main thread is the VM's: lua_pushthread pushes L, which may be a coroutine
-  lua_pop(L, 1);
   *slot = new LuaJitSampler(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kSamplerKey);
   return *slot;

@@ -75,11 +75,18 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
   }
   counting_ = engine_.counting();
   chain_.run(L);
+  // The thread that started the run does stop()'s work (LuaJIT's hooks, allocator and profiler
+  // are the VM's, so any live thread will do): it is held in the registry until then, since it
+  // may be a coroutine that ends before the run does.
+  run_state_ = L;
+  lua_pushthread(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, "scriptprof.run_state");
   // 'l': safe points at every line as well as at calls and returns, so a tick in a long loop
   // is taken in that loop, not at the function's return.
   // LuaJIT's profiler runs for the whole run: its safe points take the samples, and its stack
   // dump names C frames without pushing on a stack that may be at its limit.
   if (!bridge_.start(L, 'l', profile_callback, this, error)) {
+    release_run_state();
     engine_.stop();
     g_sampler = nullptr;
     return false;
@@ -107,18 +114,25 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
 void LuaJitSampler::stop() {
   if (!engine_.active()) return;
   engine_.suspend();
-  bridge_.stop(main_);
-  guard_jit_profile(main_, false);
-  remove_allocator(main_);
-  track_coroutines(main_, false);
+  lua_State* L = run_state_;
+  bridge_.stop(L);
+  guard_jit_profile(L, false);
+  remove_allocator(L);
+  track_coroutines(L, false);
   if (counting_) {
-    lua_sethook(main_, nullptr, 0, 0);
-    if (jit_was_on_) luaJIT_setmode(main_, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
-    if (!count_list_.empty()) mark_listed_counted(main_);
+    lua_sethook(L, nullptr, 0, 0);
+    if (jit_was_on_) luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
+    if (!count_list_.empty()) mark_listed_counted(L);
   }
-  qualify_names(main_);
+  qualify_names(L);
+  release_run_state();
   engine_.stop();
   g_sampler = nullptr;
+}
+
+void LuaJitSampler::release_run_state() {
+  lua_pushnil(run_state_);
+  lua_setfield(run_state_, LUA_REGISTRYINDEX, "scriptprof.run_state");
 }
 
 // Async-signal-safe: an atomic exchange and the bridge's trigger (LuaJIT's own SIGPROF handler,

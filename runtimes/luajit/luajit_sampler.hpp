@@ -143,13 +143,15 @@ class LuaJitSampler final : private RuntimeAdapter {
   // or puts LuaJIT's back.
   void track_coroutines(lua_State* L, bool on);
   std::uint32_t process_of(lua_State* L);
+  void release_run_state();                // the registry lets go of run_state_
   // luajit_space_sampling.cpp
   void new_gc_sentinel(lua_State* L);
   void install_allocator(lua_State* L);
   void remove_allocator(lua_State* L);
   void arm_for_allocation();  // 0: the main thread; coroutines by first sample
 
-  lua_State* main_;
+  lua_State* main_;                        // the thread the sampler was made on: process 0
+  lua_State* run_state_ = nullptr;         // the thread that started the run, held until stop()
   SamplerEngine engine_{this};
   JitProfilerBridge bridge_;
   std::atomic<bool> armed_{false};

@@ -61,4 +61,13 @@ profiler.stop()
 H.check(pcall(jp.start, "f", function() end), "jit.profile.start works after the run")
 jp.stop()
 
+-- A run started in a coroutine that ends (and is collected) before the run is stopped.
+local co = coroutine.create(function() profiler.start_profiler({ hz = 1000 }) end)
+assert(coroutine.resume(co))
+co = nil
+collectgarbage() collectgarbage()
+spin(2000000)
+profiler.stop()
+H.check(profiler.status() ~= "sampling" and jit.status(), "a run started in a dead coroutine stops cleanly")
+
 H.done()
