@@ -74,10 +74,10 @@ std::uint64_t LuaJitSampler::c_value_key(lua_State* L, int idx) {
   return key;
 }
 
-FunctionId LuaJitSampler::intern(lua_State* L, lua_Debug* ar, int level, bool* boundary) {
+FunctionId LuaJitSampler::intern(lua_State* L, lua_Debug* ar, int level, bool* boundary, int dump_depth) {
   lua_getinfo(L, "Sl", ar);
   if (ar->what[0] != 'C') return lua_function_id(L, ar);
-  if (dumped_ != L) dump_c_keys(L, 1 << 30);  // to the root
+  if (dumped_ != L) dump_c_keys(L, dump_depth);
   const std::uint64_t key = static_cast<std::size_t>(level) < c_keys_.size() ? c_keys_[static_cast<std::size_t>(level)] : 0;
   const void* fp = reinterpret_cast<const void*>(key);
   if (std::find(boundaries_.begin(), boundaries_.end(), fp) != boundaries_.end()) {

@@ -202,12 +202,12 @@ void LuaJitSampler::on_call(lua_State* L, lua_Debug* ar) {
     if (std::find(count_list_.begin(), count_list_.end(), fn) == count_list_.end()) return;
   }
   bool boundary = false;
-  dump_c_keys(L, 2);  // the callee and its caller
-  const FunctionId callee = intern(L, ar, 0, &boundary);
+  dumped_ = nullptr;  // a stack dump only if the callee or its caller is a C function
+  const FunctionId callee = intern(L, ar, 0, &boundary, 2);
   if (callee == kNoFunction) return;
   FunctionId caller = kNoFunction;
   lua_Debug up;
-  if (lua_getstack(L, 1, &up)) caller = intern(L, &up, 1, &boundary);
+  if (lua_getstack(L, 1, &up)) caller = intern(L, &up, 1, &boundary, 2);
   engine_.record_call(callee, caller);
 }
 

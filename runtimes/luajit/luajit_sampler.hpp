@@ -124,10 +124,10 @@ class LuaJitSampler final : private RuntimeAdapter {
 
   // The stack of L and its resumers, root first, into the engine's frames and lines.
   void walk(lua_State* L);
-  // Identity of the function at `ar` (lua_getstack'd on L): kNoFunction for a boundary.
   // Identity of the function at stack `level` of L (`ar` from lua_getstack): kNoFunction for a
-  // boundary or the profiler's own. Pushes nothing on L.
-  FunctionId intern(lua_State* L, lua_Debug* ar, int level, bool* boundary);
+  // boundary or the profiler's own. Pushes nothing on L. A C frame reads L's stack dump, made
+  // once down to `dump_depth` frames (a walk: the whole stack; a call hook: callee and caller).
+  FunctionId intern(lua_State* L, lua_Debug* ar, int level, bool* boundary, int dump_depth = 1 << 30);
   FunctionId lua_function_id(lua_State* L, lua_Debug* ar);
   static std::uint64_t function_key(std::uint32_t chunk, const lua_Debug& ar);  // chunk and lines
   void mark_listed_counted(lua_State* L);  // luajit_selection.cpp
