@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -73,7 +74,8 @@ bool install_handler(std::string* error) {
     std::memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = sigprof_handler;
     // SA_RESTART: system calls interrupted by a tick resume instead of failing with EINTR.
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    // SA_ONSTACK: the handler runs on the thread's alternate stack (ensure_signal_stack).
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGPROF, &sa, &g_previous) != 0) {
       ok = false;
@@ -83,6 +85,49 @@ bool install_handler(std::string* error) {
   // The handler stays installed for the life of the process: restoring SIG_DFL while a tick is
   // still pending would kill the process.
   return ok;
+}
+
+// The sampled thread's alternate signal stack. A handler frame on the thread's own stack
+// overwrites whatever lies below the interrupted code's stack pointer past the 128-byte red
+// zone, and some code keeps live data there: AngelScript 2.35's native calls, which GCC turns
+// into a tail call, read their arguments from the caller's frame after popping it (a tick at
+// that instant made a registered method run with a null object). On its own stack the handler
+// touches nothing of the interrupted code. A thread that already has one (ASan's, the host's)
+// keeps it.
+struct SignalStack {
+  void* memory = nullptr;
+  void ensure() {
+    stack_t current;
+    if (memory || (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE))) return;
+    long wanted = sysconf(_SC_SIGSTKSZ);
+    std::size_t size = std::max<std::size_t>(64 * 1024, wanted > 0 ? static_cast<std::size_t>(wanted) : 0);
+    memory = std::malloc(size);
+    if (!memory) return;  // the handler then runs on the thread's stack, as before
+    stack_t ss;
+    ss.ss_sp = memory;
+    ss.ss_size = size;
+    ss.ss_flags = 0;
+    if (sigaltstack(&ss, nullptr) != 0) {
+      std::free(memory);
+      memory = nullptr;
+    }
+  }
+  ~SignalStack() {  // at thread exit: no handler can be running on it in this normal context
+    if (!memory) return;
+    stack_t current;
+    if (sigaltstack(nullptr, &current) == 0 && current.ss_sp == memory) {
+      stack_t off;
+      std::memset(&off, 0, sizeof off);
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, nullptr);
+    }
+    std::free(memory);
+  }
+};
+
+void ensure_signal_stack() {
+  thread_local SignalStack stack;
+  stack.ensure();
 }
 
 timespec timespec_of(std::uint64_t ns) {
@@ -119,6 +164,7 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
     return false;
   }
   if (!install_handler(error)) return false;
+  ensure_signal_stack();  // start() runs on the sampled thread
   settings_ = settings;
   handler_ = handler;
   context_ = context;
