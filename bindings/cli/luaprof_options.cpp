@@ -11,19 +11,26 @@
 namespace luaprof {
 
 void usage(FILE* out, const Frontend& fe) {
-  std::fprintf(out,
-      "usage: %s [options] [lua options] [script.lua [args...]]\n"
-      "Runs script.lua as %s would and prints a statprof flat profile when it ends.\n"
-      "lua options, as %s's, run in order under the profiler:\n"
-      "  -e stat  execute string 'stat'      -l mod  require 'mod' into global 'mod' (g=mod: 'g')\n",
-      fe.program, fe.interpreter, fe.interpreter);
-  if (fe.jit_options)
-    std::fprintf(out, "  -j cmd   perform LuaJIT control command  -O[opt]  control LuaJIT optimizations\n");
-  else
-    std::fprintf(out, "  -W       turn warnings on\n");
-  std::fprintf(out,
-      "  -E       ignore environment variables\n"
-      "  -        run standard input         --      stop handling options\n");
+  if (!fe.lua_options) {
+    std::fprintf(out,
+        "usage: %s [options] %s [args...]\n"
+        "Runs %s as %s would and prints a statprof flat profile when it ends.\n",
+        fe.program, fe.script, fe.script, fe.interpreter);
+  } else {
+    std::fprintf(out,
+        "usage: %s [options] [lua options] [%s [args...]]\n"
+        "Runs %s as %s would and prints a statprof flat profile when it ends.\n"
+        "lua options, as %s's, run in order under the profiler:\n"
+        "  -e stat  execute string 'stat'      -l mod  require 'mod' into global 'mod' (g=mod: 'g')\n",
+        fe.program, fe.script, fe.script, fe.interpreter, fe.interpreter);
+    if (fe.jit_options)
+      std::fprintf(out, "  -j cmd   perform LuaJIT control command  -O[opt]  control LuaJIT optimizations\n");
+    else
+      std::fprintf(out, "  -W       turn warnings on\n");
+    std::fprintf(out,
+        "  -E       ignore environment variables\n"
+        "  -        run standard input         --      stop handling options\n");
+  }
   // The run options, from the table every front end shares.
   for (const auto& spec : scriptprof::run_option_specs()) {
     if (!spec.flag) continue;
@@ -111,6 +118,7 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
       ++k;
       break;
     }
+    if (!fe.lua_options) bad_usage("unknown option '" + a + "'");
     char kind = a[1];
     if ((kind == 'e' || kind == 'l')) {
       std::string value = a.substr(2);

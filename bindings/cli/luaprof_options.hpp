@@ -17,6 +17,8 @@ struct Frontend {
   const char* interpreter = "lua5.4";
   const char* version = "";  // the interpreter's release, for --version
   bool jit_options = false;  // luajit's -j cmd and -O[opt] (else lua5.4's -W)
+  bool lua_options = true;   // an interpreter's -e, -l, -E...; false: only the script (asprof)
+  const char* script = "script.lua";
 };
 
 struct Options {

@@ -1,0 +1,240 @@
+#include "angelscript_sampler.hpp"
+
+#include <unordered_set>
+
+#include "angelscript_memory.hpp"
+
+namespace scriptprof::angelscript {
+
+namespace {
+
+thread_local AngelScriptSampler* t_current = nullptr;
+// Contexts the host suspended through suspend() and execute() has not returned yet.
+thread_local std::unordered_set<asIScriptContext*> t_host_suspends;
+
+}  // namespace
+
+AngelScriptSampler::AngelScriptSampler() = default;
+
+AngelScriptSampler* AngelScriptSampler::current() { return t_current; }
+
+Capabilities AngelScriptSampler::capabilities() const {
+  Capabilities c;
+  c.runtime = "AngelScript " ANGELSCRIPT_VERSION_STRING;
+  c.signal_arm = true;                  // arm() only sets a context's suspend flags
+  c.call_events = false;                // no call hook: calls cannot be counted
+  c.alloc_events = memory_functions_installed();
+  c.gc_events = false;                  // the collector reports statistics, not cycles
+  return c;
+}
+
+bool AngelScriptSampler::start(const RunSettings& settings, std::string* error) {
+  if (engine_.active()) return true;
+  if (t_current && t_current != this) {
+    if (error) *error = "this thread already runs an AngelScript profile; stop it first";
+    return false;
+  }
+  if (settings.alloc_bytes && !memory_functions_installed()) {
+    if (error)
+      *error = "allocation sampling needs the profiler's memory functions: call "
+               "scriptprof::angelscript::install_memory_functions() before asCreateScriptEngine";
+    return false;
+  }
+  if (!engine_.start(settings, false, error)) return false;
+  t_current = this;
+  if (settings.start_sampling && !engine_.resume(error, settings.hold_clock)) {
+    t_current = nullptr;
+    engine_.stop();
+    return false;
+  }
+  return true;
+}
+
+void AngelScriptSampler::stop() {
+  if (!engine_.active()) return;
+  if (engine_.sampling() && engine_.pending_ticks() > 0) sample_outside(nullptr);
+  engine_.stop();
+  if (t_current == this) t_current = nullptr;
+  release_functions();
+}
+
+// Signal context (the timer's tick) or normal context inside the engine's critical section
+// (an allocation that made a space sample due). Safe in a signal handler: it reads atomics and
+// running_ (written on this thread before depth_ covers it), and calls three asIScriptContext
+// methods that only read or set fields of the context: GetState() returns its status,
+// GetSystemFunction() the registered function being called, and Suspend() sets the suspend
+// flags (AngelScript documents it as callable from another thread). None allocates or locks.
+ArmResult AngelScriptSampler::arm() {
+  int depth = depth_.load(std::memory_order_acquire);
+  if (depth == 0 || depth > kMaxDepth) return ArmResult::NotNow;  // the host runs: sampled at the next execute()
+  const int i = depth - 1;
+  if (armed_[i].load(std::memory_order_relaxed)) return ArmResult::AlreadyArmed;
+  asIScriptContext* ctx = running_[i].ctx;
+  // Only an active context: its Execute() then either stops at the flag or clears it on
+  // return, so a flag the profiler set never outlives the execute() that can take it.
+  if (ctx->GetState() != asEXECUTION_ACTIVE) return ArmResult::NotNow;
+  armed_native_[i].store(ctx->GetSystemFunction(), std::memory_order_relaxed);
+  armed_[i].store(ctx, std::memory_order_release);
+  ctx->Suspend();
+  return ArmResult::Armed;
+}
+
+// A suspension asked for cannot be taken back; execute() takes it, samples nothing (the run is
+// suspended) and goes on.
+void AngelScriptSampler::disarm() {}
+
+int AngelScriptSampler::execute(asIScriptContext* ctx) {
+  const int depth = depth_.load(std::memory_order_relaxed);
+  if (!ctx || depth >= kMaxDepth) return ctx ? ctx->Execute() : asERROR;
+  // Ticks so far belong to what ran before: the host, or the registered function calling us.
+  if (engine_.sampling() && engine_.pending_ticks() > 0) sample_outside(nullptr);
+  running_[depth].ctx = ctx;
+  running_[depth].process = process_of(ctx);
+  asIScriptFunction* entry = ctx->GetFunction(0);
+  depth_.store(depth + 1, std::memory_order_release);
+  int r;
+  for (;;) {
+    r = ctx->Execute();
+    if (r != asEXECUTION_SUSPENDED) break;
+    // Ours when arm() set the flag for this execute(); the host's when it went through
+    // suspend() (both may fall at the same statement: then the host gets it, and the sample
+    // is still taken).
+    bool ours = armed_[depth].load(std::memory_order_acquire) == ctx;
+    bool host = t_host_suspends.erase(ctx) > 0 || !ours;
+    if (ours) {
+      asIScriptFunction* native = armed_native_[depth].load(std::memory_order_relaxed);
+      sample_suspended(depth + 1, native);
+      armed_[depth].store(nullptr, std::memory_order_release);
+    }
+    if (host) break;
+    entry = ctx->GetFunction(0);
+  }
+  depth_.store(depth, std::memory_order_release);
+  t_host_suspends.erase(ctx);
+  // A tick that found the context no longer active (finishing, or in its last collection
+  // step) left its flag cleared by Execute() and its ticks waiting: they are this context's.
+  armed_[depth].store(nullptr, std::memory_order_release);
+  if (engine_.sampling() && engine_.pending_ticks() > 0) sample_outside(entry);
+  running_[depth].ctx = nullptr;
+  return r;
+}
+
+void AngelScriptSampler::sample_suspended(int depth, asIScriptFunction* leaf_native) {
+  if (!engine_.sampling()) return;
+  engine_.enter_sampling();
+  in_sample_ = true;
+  engine_.frames().clear();
+  engine_.lines().clear();
+  append_running(depth);
+  if (leaf_native) append_function(leaf_native, 0);
+  record_pending(running_[depth - 1].process);
+  in_sample_ = false;
+  engine_.leave_sampling();
+  engine_.finish_limit();  // max_samples: collection stops, the program runs on
+}
+
+void AngelScriptSampler::sample_outside(asIScriptFunction* leaf) {
+  engine_.enter_sampling();
+  in_sample_ = true;
+  const int depth = depth_.load(std::memory_order_relaxed);
+  engine_.frames().clear();
+  engine_.lines().clear();
+  append_running(depth);
+  if (depth > 0) {
+    // The innermost running context is inside a registered function (it called us, or the
+    // host's own Execute of another context): the ticks are that function's.
+    if (asIScriptFunction* sys = running_[depth - 1].ctx->GetSystemFunction()) append_function(sys, 0);
+  }
+  if (leaf) {
+    append_function(leaf, 0);
+  } else if (depth == 0) {
+    if (host_frame_ == kNoFunction) host_frame_ = engine_.add_function({"(host)", "", 0, 0, FunctionKind::Pseudo});
+    engine_.frames().push_back(host_frame_);
+    engine_.lines().push_back(0);
+  }
+  record_pending(depth > 0 ? running_[depth - 1].process : 0);
+  in_sample_ = false;
+  engine_.leave_sampling();
+  engine_.finish_limit();
+}
+
+void AngelScriptSampler::record_pending(std::uint32_t process) {
+  PendingWeight w = engine_.take_pending();
+  if (w.ticks > 0 && engine_.collects(SampleKind::Time)) engine_.record(SampleKind::Time, w.ticks, process, w.since_ns);
+  if (w.bytes > 0 && engine_.collects(SampleKind::Space)) engine_.record(SampleKind::Space, w.bytes, process);
+}
+
+void AngelScriptSampler::append_running(int depth) {
+  for (int i = 0; i < depth; ++i) {
+    asIScriptContext* ctx = running_[i].ctx;
+    // A context nested in itself (PushState) holds its outer calls on its own stack: walked once,
+    // at its innermost execute().
+    bool again = false;
+    for (int j = i + 1; j < depth && !again; ++j) again = running_[j].ctx == ctx;
+    if (again) continue;
+    append_stack(ctx);
+    if (i + 1 < depth)
+      if (asIScriptFunction* sys = ctx->GetSystemFunction()) append_function(sys, 0);
+  }
+}
+
+void AngelScriptSampler::append_stack(asIScriptContext* ctx) {
+  asUINT n = ctx->GetCallstackSize();
+  for (asUINT level = n; level-- > 0;) {
+    asIScriptFunction* f = ctx->GetFunction(level);
+    if (!f) continue;  // a nested state's marker without a registered function
+    int line = f->GetFuncType() == asFUNC_SCRIPT ? ctx->GetLineNumber(level) : 0;
+    append_function(f, line);
+  }
+}
+
+void AngelScriptSampler::append_function(asIScriptFunction* f, int line) {
+  engine_.frames().push_back(function_id(f, line));
+  engine_.lines().push_back(line);
+}
+
+std::uint32_t AngelScriptSampler::process_of(asIScriptContext* ctx) {
+  auto [it, added] = processes_.try_emplace(ctx, next_process_);
+  if (added) ++next_process_;
+  std::string name;
+  auto named = context_names_.find(ctx);
+  if (named != context_names_.end()) {
+    name = named->second;
+  } else {
+    asIScriptFunction* f = ctx->GetFunction(0);
+    name = "context " + std::to_string(it->second);
+    if (f) name += " (" + std::string(f->GetName()) + ")";
+  }
+  if (engine_.active()) engine_.name_process(it->second, name, 0);
+  return it->second;
+}
+
+void AngelScriptSampler::name_context(asIScriptContext* ctx, const std::string& name) {
+  context_names_[ctx] = name;
+}
+
+bool AngelScriptSampler::runs(asIScriptContext* ctx) const {
+  for (int i = 0, n = depth_.load(std::memory_order_relaxed); i < n && i < kMaxDepth; ++i)
+    if (running_[i].ctx == ctx) return true;
+  return false;
+}
+
+void AngelScriptSampler::mark_frame() {
+  if (!engine_.sampling()) return;
+  if (engine_.pending_ticks() > 0) sample_outside(nullptr);  // the ticks so far are the ending frame's
+  int depth = depth_.load(std::memory_order_relaxed);
+  engine_.profile(SampleKind::Time).frame_marks.push_back({depth > 0 ? running_[depth - 1].process : 0, engine_.profile_time()});
+}
+
+int execute(asIScriptContext* ctx) {
+  if (AngelScriptSampler* s = t_current) return s->execute(ctx);
+  return ctx ? ctx->Execute() : asERROR;
+}
+
+void suspend(asIScriptContext* ctx) {
+  if (!ctx) return;
+  if (t_current && t_current->runs(ctx)) t_host_suspends.insert(ctx);
+  ctx->Suspend();
+}
+
+}  // namespace scriptprof::angelscript
