@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(g++ cmake make pkg-config lua5.4 liblua5.4-dev libboost-context-dev catch2 nlohmann-json3-dev zlib1g-dev libcli11-dev golang-go luajit libluajit-5.1-dev love xvfb xauth luarocks valgrind)
+PACKAGES=(g++ cmake make pkg-config lua5.4 liblua5.4-dev libboost-context-dev catch2 nlohmann-json3-dev zlib1g-dev libcli11-dev golang-go luajit libluajit-5.1-dev love xvfb xauth luarocks valgrind angelscript-dev)
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 install_missing() {
@@ -49,7 +49,7 @@ case "${1:-}" in
     build build-asan -DSCRIPTPROF_SANITIZE=ON
     echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
     (cd build-asan && ctest --output-on-failure -j"$JOBS")
-    build build-tsan -DSCRIPTPROF_TSAN=ON -- lua_threads_tests embed_tests
+    build build-tsan -DSCRIPTPROF_TSAN=ON -- lua_threads_tests embed_tests angelscript_adapter_tests
     echo "== C++ tests under ThreadSanitizer (build-tsan/): states on several threads, fibers, the C API"
     (cd build-tsan && ctest --output-on-failure -j"$JOBS")
     ;;
