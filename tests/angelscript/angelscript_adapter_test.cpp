@@ -8,7 +8,9 @@
 #include <scriptstdstring.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "angelscript_sampler.hpp"
 #include "scriptprof/folded_stacks.hpp"
@@ -107,7 +109,7 @@ const char* kGame = R"as(
   void outer_same() { for (int i = 0; i < 20; i++) nested_same("void inner()"); }
   void outer_pool() { for (int i = 0; i < 20; i++) nested_pool("void inner()"); }
   void outer_raw() { for (int i = 0; i < 20; i++) nested_raw("void inner()"); }
-  int waits() { int n = 0; for (int i = 0; i < 200; i++) { spin(20000); host_wait(); n++; } return n; }
+  int waits() { int n = 0; for (int i = 0; i < 200; i++) { spin(100000); host_wait(); n++; } return n; }
   void strings() { array<string> keep; for (int i = 0; i < 200000; i++) { keep.insertLast("item " + i); if (keep.length() > 100) keep.resize(0); } }
 )as";
 
@@ -243,4 +245,39 @@ TEST_CASE("Many AngelScript runs add to one profile, with one function per decla
   CHECK(cumulative(p, "inner()") + cumulative(p, "(host)") == static_cast<double>(p.sample_weight()));
   CHECK(cumulative(p, "inner()") > 0.95 * static_cast<double>(p.sample_weight()));
   CHECK(p.sample_weight() > 100);
+}
+
+TEST_CASE("Two threads profile their own AngelScript engines at once", "[threads]") {
+  asPrepareMultithread();
+  // The scripts allocate (strings) so that ThreadSanitizer, which holds a signal until the
+  // thread enters its runtime, delivers the ticks.
+  const char* code[2] = {R"as(
+    void left() { array<string> keep; for (int i = 0; i < 300000; i++) { keep.insertLast("l" + i); if (keep.length() > 50) keep.resize(0); } }
+  )as", R"as(
+    void right() { array<string> keep; for (int i = 0; i < 300000; i++) { keep.insertLast("r" + i); if (keep.length() > 50) keep.resize(0); } }
+  )as"};
+  const char* entry[2] = {"void left()", "void right()"};
+  std::shared_ptr<Profile> profiles[2];
+  std::string errors[2];
+  int results[2] = {-1, -1};
+  std::thread threads[2];
+  for (int t = 0; t < 2; ++t)
+    threads[t] = std::thread([&, t] {
+      Script s(code[t]);
+      AngelScriptSampler sampler;
+      if (!sampler.start(at_hz(2000), &errors[t])) return;
+      results[t] = s.run(entry[t]);
+      sampler.stop();
+      profiles[t] = sampler.shared_profile(SampleKind::Time);
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 2; ++t) {
+    INFO("thread " << t << ": " << errors[t]);
+    REQUIRE(results[t] == asEXECUTION_FINISHED);
+    REQUIRE(profiles[t]);
+    CHECK(profiles[t]->sample_weight() > 20);
+    // Each thread's samples are its own script's.
+    CHECK(cumulative(*profiles[t], t == 0 ? "left()" : "right()") > 0);
+    CHECK(cumulative(*profiles[t], t == 0 ? "right()" : "left()") == 0);
+  }
 }

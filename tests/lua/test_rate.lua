@@ -28,7 +28,8 @@ H.check(profiler.sample_count() >= 200, "wall clock took only %d samples in 0.3 
 
 -- A fresh process's first sample pays once for what it meets first (page faults, first
 -- allocations, code never run) and costs many later ones: that must not stop a short run's
--- sampling. 100 processes each profile a 0.3 ms function at 10 kHz. When the first sample's
+-- sampling. 100 processes each profile a 0.5 ms function at 10 kHz (100000 steps: with 20000, a
+-- fast machine ran it in 0.09 ms, one tick, and the check's 2 ticks a run failed). When the first sample's
 -- cost alone set the next arming 4 times that cost later, ~43% of the ticks found sampling
 -- deferred and were merged into the end; with the budget's allowance, about 1%. Not checked
 -- under ASan: there a fresh process's first sample costs 1-2 ms, more than the allowance
@@ -42,7 +43,7 @@ if not sanitized then
   local profiler = require "profiler"
   local function warm() local x = 0 for i = 1, 100 do x = x + i % 7 end return x end
   warm()
-  local function f() local x = 0 for i = 1, 20000 do x = x + i % 7 end return x end
+  local function f() local x = 0 for i = 1, 100000 do x = x + i % 7 end return x end
   profiler.statprof(f, {hz = 10000, display = false})
   print(profiler.sample_count(), profiler.health().ticks_merged)
   ]])
