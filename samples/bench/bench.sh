@@ -15,3 +15,9 @@ echo
 echo
 lua5.4 -e "package.cpath='$build/lib/?.so;'..package.cpath" "$here/bench.lua" "$@"
 lua5.4 "$here/luajit_rows.lua" "$build" $quick
+echo
+if [ -x "$build/bin/scriptprof_angelscript_bench" ]; then
+  "$build/bin/scriptprof_angelscript_bench" $quick
+else
+  echo "scriptprof_angelscript_bench was not built (AngelScript missing); skipped"
+fi
