@@ -11,7 +11,19 @@ if(SCRIPTPROF_INSTALL_DEV)
 foreach(name core native lua embed warnings)
   set_target_properties(scriptprof_${name} PROPERTIES EXPORT_NAME ${name})
 endforeach()
-install(TARGETS scriptprof_core scriptprof_native scriptprof_lua scriptprof_embed scriptprof_warnings
+set(SCRIPTPROF_WITH_ANGELSCRIPT OFF)
+set(installed scriptprof_core scriptprof_native scriptprof_lua scriptprof_embed scriptprof_warnings)
+if(TARGET scriptprof_angelscript)
+  # The AngelScript adapter: scriptprof::angelscript, its headers, and the module that finds
+  # AngelScript (Debian's has no pkg-config file) for the package's users.
+  set(SCRIPTPROF_WITH_ANGELSCRIPT ON)
+  set_target_properties(scriptprof_angelscript PROPERTIES EXPORT_NAME angelscript)
+  list(APPEND installed scriptprof_angelscript)
+  install(DIRECTORY runtimes/angelscript/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/scriptprof/angelscript
+    FILES_MATCHING PATTERN "*.hpp")
+  install(FILES cmake/FindAngelScript.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/scriptprof)
+endif()
+install(TARGETS ${installed}
   EXPORT scriptprofTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -28,6 +40,12 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/scriptprofConfigVer
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprofConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/scriptprofConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/scriptprof)
+set(SCRIPTPROF_PC_ADAPTERS "")
+set(SCRIPTPROF_PC_RUNTIMES "")
+if(SCRIPTPROF_WITH_ANGELSCRIPT)
+  set(SCRIPTPROF_PC_ADAPTERS " -lscriptprof_angelscript")
+  set(SCRIPTPROF_PC_RUNTIMES " ${AngelScript_LIBRARY}")
+endif()
 file(RELATIVE_PATH SCRIPTPROF_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 configure_file(cmake/scriptprof.pc.in ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

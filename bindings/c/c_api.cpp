@@ -1,6 +1,10 @@
 // The C API over scriptprof::Profiler: status codes and a per-thread message, never an
 // exception or an abort across the C boundary.
 #include "scriptprof_lua.h"
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+#include "angelscript_sampler.hpp"
+#include "scriptprof_angelscript.h"
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -322,3 +326,46 @@ void scriptprof_profile_free(scriptprof_profile* prof) { delete prof; }
 void scriptprof_string_free(char* text) { std::free(text); }
 
 }  // extern "C"
+
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+// ---- AngelScript (scriptprof_angelscript.h) ----------------------------------------------
+
+scriptprof_status scriptprof_as_start(scriptprof_profiler* p) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_as_start: profiler is NULL");
+  return guarded("scriptprof_as_start", [&] {
+    std::string error;
+    scriptprof::Failure kind;
+    bool ok = p->profiler.start_angelscript(&error, &kind);
+    return outcome(ok, kind == scriptprof::Failure::System ? SCRIPTPROF_SYSTEM_ERROR : SCRIPTPROF_INVALID_STATE,
+                   "as_" + error);
+  });
+}
+
+scriptprof_status scriptprof_as_stop(scriptprof_profiler* p) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_as_stop: profiler is NULL");
+  return guarded("scriptprof_as_stop", [&] {
+    std::string error;
+    return outcome(p->profiler.stop_angelscript(&error), SCRIPTPROF_INVALID_STATE, "as_" + error);
+  });
+}
+
+int scriptprof_as_execute(AS_NAMESPACE_QUALIFIER asIScriptContext* ctx) { return scriptprof::angelscript::execute(ctx); }
+
+void scriptprof_as_suspend(AS_NAMESPACE_QUALIFIER asIScriptContext* ctx) { scriptprof::angelscript::suspend(ctx); }
+
+scriptprof_status scriptprof_as_name_context(scriptprof_profiler* p, AS_NAMESPACE_QUALIFIER asIScriptContext* ctx,
+                                             const char* name) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_as_name_context: profiler is NULL");
+  SCRIPTPROF_REQUIRE(ctx, "scriptprof_as_name_context: context is NULL");
+  SCRIPTPROF_REQUIRE(name, "scriptprof_as_name_context: name is NULL");
+  return guarded("scriptprof_as_name_context", [&] {
+    p->profiler.angelscript_sampler()->name_context(ctx, name);
+    return SCRIPTPROF_OK;
+  });
+}
+
+scriptprof_status scriptprof_as_install_memory_functions(void) {
+  if (scriptprof::angelscript::install_memory_functions()) return SCRIPTPROF_OK;
+  return failed(SCRIPTPROF_SYSTEM_ERROR, "scriptprof_as_install_memory_functions: AngelScript refused them");
+}
+#endif

@@ -6,6 +6,9 @@
 
 #include "lua_attach.hpp"
 #include "native_sampler.hpp"
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+#include "angelscript_sampler.hpp"
+#endif
 #include "scriptprof/profile_merge.hpp"
 #include "zones.hpp"
 
@@ -17,6 +20,9 @@ struct Profiler::Session {
   lua_State* L = nullptr;                        // null: a native-only thread
   lua::LuaSampler* sampler = nullptr;            // null once the state is closed
   std::unique_ptr<native::NativeSampler> native; // native-only threads
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+  std::unique_ptr<angelscript::AngelScriptSampler> script;  // a thread's AngelScript contexts
+#endif
   std::thread::id thread;                        // where it runs (while running)
   bool running = false;
   std::shared_ptr<Profile> kept;                 // the profile, kept past lua_close
@@ -24,6 +30,9 @@ struct Profiler::Session {
   // Ends the run; on the thread it runs on.
   void stop_here() {
     if (native) native->stop();
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+    if (script) script->stop();
+#endif
     if (sampler) sampler->stop();
     native::set_thread_listener(nullptr);
     running = false;
@@ -31,6 +40,9 @@ struct Profiler::Session {
 
   std::shared_ptr<Profile> profile() const {
     if (native) return native->profile();
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+    if (script) return script->shared_profile(SampleKind::Time);
+#endif
     return sampler ? sampler->shared_profile(lua::SampleKind::Time) : kept;
   }
 };
@@ -44,7 +56,12 @@ std::string state_name(lua_State* L) {
 }
 
 // "lua_State 0x..." or "a native thread", for messages.
-std::string describe(const Profiler::Session& s) { return s.L ? state_name(s.L) : std::string("a native thread"); }
+std::string describe(const Profiler::Session& s) {
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+  if (s.script) return "a thread's AngelScript contexts";
+#endif
+  return s.L ? state_name(s.L) : std::string("a native thread");
+}
 
 bool fail(std::string* error, std::string message) {
   if (error) *error = std::move(message);
@@ -94,6 +111,9 @@ void session_switched(void* context, native::Fiber* from, native::Fiber* to) {
 void session_frame(void* context) {
   auto* s = static_cast<Profiler::Session*>(context);
   if (s->sampler) s->sampler->mark_frame();
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+  if (s->script) s->script->mark_frame();
+#endif
 }
 
 void listen_on_this_thread(void* session) {
@@ -121,7 +141,7 @@ Profiler::~Profiler() {
 
 Profiler::Session* Profiler::find(lua_State* L) const {
   for (const auto& s : sessions_)
-    if (L ? s->L == L : (!s->L && s->thread == std::this_thread::get_id())) return s.get();
+    if (L ? s->L == L : (s->native && s->thread == std::this_thread::get_id())) return s.get();
   return nullptr;
 }
 
@@ -265,9 +285,78 @@ bool Profiler::reset(std::string* error) {
   for (auto& s : sessions_) {
     if (s->sampler) s->sampler->reset();
     if (s->native) s->native = std::make_unique<native::NativeSampler>();
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+    if (s->script) s->script = std::make_unique<angelscript::AngelScriptSampler>();
+#endif
     s->kept.reset();
   }
   return true;
+}
+
+Profiler::Session* Profiler::angelscript_session(bool create) {
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+  for (const auto& s : sessions_)
+    if (s->script && s->thread == std::this_thread::get_id()) return s.get();
+  if (!create) return nullptr;
+  auto fresh = std::make_unique<Session>();
+  fresh->owner = this;
+  fresh->script = std::make_unique<angelscript::AngelScriptSampler>();
+  fresh->thread = std::this_thread::get_id();
+  sessions_.push_back(std::move(fresh));
+  return sessions_.back().get();
+#else
+  (void)create;
+  return nullptr;
+#endif
+}
+
+bool Profiler::start_angelscript(std::string* error, Failure* kind) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (kind) *kind = Failure::Misuse;
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+  Session* s = angelscript_session(true);
+  if (s->running) return fail(error, "start: this thread's AngelScript contexts are already started");
+  for (const auto& other : sessions_)
+    if (other.get() != s && other->running && other->thread == std::this_thread::get_id())
+      return fail(error, "start: this thread already samples " + describe(*other) + "; stop that first");
+  RunSettings settings;
+  settings.clock = options_.clock;
+  settings.period_ns = options_.period_ns;
+  settings.count_calls = options_.count_calls;
+  settings.full_stacks = options_.full_stacks;
+  settings.max_samples = options_.max_samples;
+  std::string why;
+  if (!s->script->start(settings, &why)) {
+    // Counted calls are a capability AngelScript lacks (the caller's options asked for them);
+    // anything else is the system's (the timer).
+    if (kind) *kind = settings.count_calls ? Failure::Misuse : Failure::System;
+    return fail(error, "start: " + why);
+  }
+  listen_on_this_thread(s);
+  s->running = true;
+  return true;
+#else
+  return fail(error, "start: this scriptprof was built without AngelScript (install angelscript-dev and build again)");
+#endif
+}
+
+bool Profiler::stop_angelscript(std::string* error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Session* s = angelscript_session(false);
+  if (!s || !s->running) return fail(error, "stop: this thread's AngelScript contexts are not started");
+  s->stop_here();
+  return true;
+}
+
+angelscript::AngelScriptSampler* Profiler::angelscript_sampler() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Session* s = angelscript_session(true);
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+  return s ? s->script.get() : nullptr;
+#else
+  (void)s;
+  return nullptr;
+#endif
 }
 
 }  // namespace scriptprof

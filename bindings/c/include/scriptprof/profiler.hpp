@@ -22,6 +22,10 @@ struct scriptprof_profile;  // the C API's handle (scriptprof.h)
 
 namespace scriptprof {
 
+namespace angelscript {
+class AngelScriptSampler;  // runtimes/angelscript/angelscript_sampler.hpp
+}
+
 // The core profile behind a C API handle, for C++ hosts that use both.
 const Profile& profile_of(const scriptprof_profile* handle);
 
@@ -59,6 +63,15 @@ class Profiler {
   // False, saying which, while a session runs on another thread than the caller's.
   bool can_destroy(std::string* error) const;
 
+  // Starts and stops sampling the AngelScript contexts the calling thread runs through
+  // scriptprof::angelscript::execute() (scriptprof_as_execute). One run per thread; refused
+  // with a reason by a build without AngelScript.
+  bool start_angelscript(std::string* error, Failure* kind = nullptr);
+  bool stop_angelscript(std::string* error);
+  // The calling thread's AngelScript sampler (made when first asked), to name contexts;
+  // null in a build without AngelScript.
+  angelscript::AngelScriptSampler* angelscript_sampler();
+
   // Every thread merged into `out`, one process per thread and fiber. All runs must be stopped.
   bool take_profile(Profile* out, std::string* error) const;
   // Drops everything collected (runs must be stopped).
@@ -70,6 +83,7 @@ class Profiler {
 
  private:
   Session* find(lua_State* L) const;
+  Session* angelscript_session(bool create);  // the calling thread's (made when asked)
   static void state_closed(void* context);
 
   ProfilerOptions options_;
