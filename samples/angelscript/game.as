@@ -60,18 +60,28 @@ class ParticleSystem {
   }
 }
 
+// The world, and one frame of it. A host that owns the frames (game_host.cpp) calls setup()
+// once and update(dt) every frame; asprof runs main(), which does the same.
+Player player;
+array<Enemy@> enemies;
+ParticleSystem particles;
+
+void setup() {
+  for (int i = 0; i < 4; i++) enemies.insertLast(Enemy(i));
+}
+
+void update(float dt) {
+  player.update(dt);
+  for (uint e = 0; e < enemies.length(); e++) enemies[e].update(dt, player);
+  particles.update(dt);
+}
+
 void main() {
   uint frames = 300;
   if (arg_count() > 0) frames = uint(parseUInt(arg(0)));
-  Player player;
-  array<Enemy@> enemies;
-  for (int i = 0; i < 4; i++) enemies.insertLast(Enemy(i));
-  ParticleSystem particles;
-  float dt = 1.0f / 60;
+  setup();
   for (uint f = 0; f < frames; f++) {
-    player.update(dt);
-    for (uint e = 0; e < enemies.length(); e++) enemies[e].update(dt, player);
-    particles.update(dt);
+    update(1.0f / 60);
     frame();
   }
   print("game over after " + frames + " frames, player at " + player.pos.x + "\n");
