@@ -46,7 +46,9 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
   }
   settings_ = settings;
   counting_ = counting;
-  signal_arm_ = adapter_->capabilities().signal_arm;
+  const Capabilities caps = adapter_->capabilities();
+  signal_arm_ = caps.signal_arm || caps.thread_arm;
+  arm_on_thread_ = caps.thread_arm;
   primary_ = settings.sample_time || !(settings.gc_samples || settings.alloc_bytes) ? SampleKind::Time
              : settings.gc_samples ? SampleKind::Gc : SampleKind::Space;
   kind_enabled_[0] = primary_ == SampleKind::Time;
@@ -90,7 +92,7 @@ bool SamplerEngine::resume(std::string* error, bool hold_clock) {
   pending_ = 0;
   next_arm_ns_ = 0;
   budget_.rebase();  // the timer restarts program time from 0
-  TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock};
+  TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock, arm_on_thread_};
   // The timer also measures program time, so it runs even when only gc or space is sampled.
   if (!timer_.start(ts, tick_trampoline, this, error)) return false;
   sampling_ = true;

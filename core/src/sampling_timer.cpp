@@ -1,16 +1,19 @@
 #include "scriptprof/sampling_timer.hpp"
 
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <system_error>
 
 namespace scriptprof {
 
@@ -163,8 +166,10 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
     if (error) *error = "sampling period must be positive";
     return false;
   }
-  if (!install_handler(error)) return false;
-  ensure_signal_stack();  // start() runs on the sampled thread
+  if (!settings.on_thread) {
+    if (!install_handler(error)) return false;
+    ensure_signal_stack();  // start() runs on the sampled thread
+  }
   settings_ = settings;
   handler_ = handler;
   context_ = context;
@@ -177,7 +182,7 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   } else {
     clock_id_ = CLOCK_MONOTONIC;
   }
-  {
+  if (!settings.on_thread) {
     std::lock_guard<std::mutex> lock(g_registry_mutex);
     for (int i = 0; i < kMaxTimers; ++i)
       if (!g_timers[i].load()) {
@@ -205,6 +210,18 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   rng_ = phase_rng() | 1u;  // any non-zero state
   missed_ = false;
   excluded_at_signal_ = 0;
+
+  if (settings.on_thread) {
+    active_.store(true, std::memory_order_release);
+    try {
+      thread_ = std::thread([this] { thread_loop(); });
+    } catch (const std::system_error& e) {
+      active_.store(false);
+      if (error) *error = std::string("timer thread: ") + e.what();
+      return false;
+    }
+    return true;
+  }
 
   struct sigevent sev;
   std::memset(&sev, 0, sizeof sev);
@@ -237,6 +254,15 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
 
 std::uint64_t SamplingTimer::stop() {
   if (!active_.exchange(false, std::memory_order_acq_rel)) return 0;
+  if (settings_.on_thread) {
+    {
+      std::lock_guard<std::mutex> lock(thread_mutex_);
+    }
+    thread_wake_.notify_all();
+    thread_.join();  // no handler call runs after this
+    stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
+    return cross_ticks(stopped_program_ns_);
+  }
   timer_delete(timer_id_);
   {
     std::lock_guard<std::mutex> lock(g_registry_mutex);
@@ -309,36 +335,56 @@ std::uint64_t SamplingTimer::leave_profiler() {
 
 // Signal context. Async-signal-safe: clock_gettime, lock-free atomics and the TickHandler.
 void SamplingTimer::on_signal() {
-  if (active_.load(std::memory_order_acquire)) {
+  if (!active_.load(std::memory_order_acquire)) return;
+  signals_.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t raw = now();
+  std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
+  rearm(check_ticks());
+  // Inside the profiler's work the whole stretch is excluded by leave_profiler(): adding the
+  // handler's time too would exclude it twice and move program time backwards.
+  if (!since) {
+    std::uint64_t done = now();
+    excluded_handler_.fetch_add(done > raw ? done - raw : 0, std::memory_order_relaxed);
+  }
+}
+
+// Signal context or the timer thread (never both: a timer delivers one way).
+std::uint64_t SamplingTimer::check_ticks() {
+  std::uint64_t raw = now();
+  // Inside the profiler's own work, program time stopped when that work began.
+  std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
+  std::uint64_t program = program_at(since ? since : raw);
+  std::uint64_t ticks = cross_ticks(program);
+  if (ticks) handler_(context_, ticks, program);
+  // Aim at the next tick. Program time runs no faster than the monotonic clock, but it
+  // lags it by the profiler's own work: aim that much later, as much as the last gap had
+  // (usually one sample's walk) and half again, so the check seldom comes early and costs
+  // a second one; late by a few microseconds is harmless (the phase is random either way).
+  // A tick is never counted before it is due: that would move it to a time the program's
+  // phase decides (the first instruction after a held start). After two checks in a row
+  // too early (the thread sleeps, or program time is held) the next try waits at least a
+  // period, as a periodic timer would.
+  std::uint64_t excluded = excluded_profiler_.load(std::memory_order_relaxed) +
+                           excluded_handler_.load(std::memory_order_relaxed);
+  std::uint64_t lag = excluded - excluded_at_signal_;
+  excluded_at_signal_ = excluded;
+  std::uint64_t ahead = next_tick_ > program ? next_tick_ - program : 0;
+  bool missed_again = ticks == 0 && missed_;
+  missed_ = ticks == 0;
+  return missed_again ? std::max(ahead, settings_.period_ns) : ahead + std::min(lag + lag / 2 + 2000, settings_.period_ns / 2);
+}
+
+// The timer thread: sleeps to each check (with the least timer slack the kernel allows, or a
+// 10 kHz rate would be woken 50 us late), until stop() wakes it.
+void SamplingTimer::thread_loop() {
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  std::uint64_t delay = next_tick_;
+  std::unique_lock<std::mutex> lock(thread_mutex_);
+  while (active_.load(std::memory_order_acquire)) {
+    thread_wake_.wait_for(lock, std::chrono::nanoseconds(std::max<std::uint64_t>(delay, 1000)));
+    if (!active_.load(std::memory_order_acquire)) break;
     signals_.fetch_add(1, std::memory_order_relaxed);
-    std::uint64_t raw = now();
-    // Inside the profiler's own work, program time stopped when that work began.
-    std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
-    std::uint64_t program = program_at(since ? since : raw);
-    std::uint64_t ticks = cross_ticks(program);
-    if (ticks) handler_(context_, ticks, program);
-    // Aim at the next tick. Program time runs no faster than the monotonic clock, but it
-    // lags it by the profiler's own work: aim that much later, as much as the last gap had
-    // (usually one sample's walk) and half again, so the signal seldom comes early and costs
-    // a second one; late by a few microseconds is harmless (the phase is random either way).
-    // A tick is never counted before it is due: that would move it to a time the program's
-    // phase decides (the first instruction after a held start). After two signals in a row
-    // too early (the thread sleeps, or program time is held) the next try waits at least a
-    // period, as a periodic timer would.
-    std::uint64_t excluded = excluded_profiler_.load(std::memory_order_relaxed) +
-                             excluded_handler_.load(std::memory_order_relaxed);
-    std::uint64_t lag = excluded - excluded_at_signal_;
-    excluded_at_signal_ = excluded;
-    std::uint64_t ahead = next_tick_ > program ? next_tick_ - program : 0;
-    bool missed_again = ticks == 0 && missed_;
-    missed_ = ticks == 0;
-    rearm(missed_again ? std::max(ahead, settings_.period_ns) : ahead + std::min(lag + lag / 2 + 2000, settings_.period_ns / 2));
-    // Inside the profiler's work the whole stretch is excluded by leave_profiler(): adding the
-    // handler's time too would exclude it twice and move program time backwards.
-    if (!since) {
-      std::uint64_t done = now();
-      excluded_handler_.fetch_add(done > raw ? done - raw : 0, std::memory_order_relaxed);
-    }
+    delay = check_ticks();
   }
 }
 

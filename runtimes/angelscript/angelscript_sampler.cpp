@@ -1,5 +1,6 @@
 #include "angelscript_sampler.hpp"
 
+#include <thread>
 #include <unordered_set>
 
 #include "angelscript_memory.hpp"
@@ -21,7 +22,7 @@ AngelScriptSampler* AngelScriptSampler::current() { return t_current; }
 Capabilities AngelScriptSampler::capabilities() const {
   Capabilities c;
   c.runtime = "AngelScript " ANGELSCRIPT_VERSION_STRING;
-  c.signal_arm = true;                  // arm() only sets a context's suspend flags
+  c.thread_arm = true;                  // arm() only sets flags AngelScript lets other threads set
   c.call_events = false;                // no call hook: calls cannot be counted
   c.alloc_events = memory_functions_installed();
   c.gc_events = false;                  // the collector reports statistics, not cycles
@@ -55,28 +56,38 @@ void AngelScriptSampler::stop() {
   if (engine_.sampling() && engine_.pending_ticks() > 0) sample_outside(nullptr);
   engine_.stop();
   if (t_current == this) t_current = nullptr;
+  strays_.clear();
   release_functions();
 }
 
-// Signal context (the timer's tick) or normal context inside the engine's critical section
-// (an allocation that made a space sample due). Safe in a signal handler: it reads atomics and
-// running_ (written on this thread before depth_ covers it), and calls three asIScriptContext
-// methods that only read or set fields of the context: GetState() returns its status,
-// GetSystemFunction() the registered function being called, and Suspend() sets the suspend
-// flags (AngelScript documents it as callable from another thread). None allocates or locks.
+// The timer thread (the engine's tick), beside the running program, or this thread inside the
+// engine's critical section (an allocation made a space sample due). It calls three
+// asIScriptContext methods that only read or set the context's fields: GetState() returns its
+// status, GetSystemFunction() the registered function being called, and Suspend() sets the
+// suspend flags (AngelScript documents Suspend as callable from another thread). It touches a
+// context only while execute() runs it: arming_ is raised before the depth is read, and
+// execute() lowers the depth before waiting for arming_ to fall, so a context execute() has left
+// (and the host may release) is never reached. No allocation, no lock, no signal.
 ArmResult AngelScriptSampler::arm() {
-  int depth = depth_.load(std::memory_order_acquire);
-  if (depth == 0 || depth > kMaxDepth) return ArmResult::NotNow;  // the host runs: sampled at the next execute()
-  const int i = depth - 1;
-  if (armed_[i].load(std::memory_order_relaxed)) return ArmResult::AlreadyArmed;
-  asIScriptContext* ctx = running_[i].ctx;
-  // Only an active context: its Execute() then either stops at the flag or clears it on
-  // return, so a flag the profiler set never outlives the execute() that can take it.
-  if (ctx->GetState() != asEXECUTION_ACTIVE) return ArmResult::NotNow;
-  armed_native_[i].store(ctx->GetSystemFunction(), std::memory_order_relaxed);
-  armed_[i].store(ctx, std::memory_order_release);
-  ctx->Suspend();
-  return ArmResult::Armed;
+  arming_.fetch_add(1, std::memory_order_seq_cst);
+  ArmResult r = ArmResult::NotNow;  // the host runs: sampled at the next execute()
+  int depth = depth_.load(std::memory_order_seq_cst);
+  if (depth > 0 && depth <= kMaxDepth) {
+    const int i = depth - 1;
+    asIScriptContext* ctx = running_[i].ctx.load(std::memory_order_acquire);
+    if (armed_[i].load(std::memory_order_acquire)) {
+      r = ArmResult::AlreadyArmed;
+    } else if (ctx && ctx->GetState() == asEXECUTION_ACTIVE) {
+      // Only an active context: its Execute() either stops at the flag or ends; a flag set as
+      // it ended is a stray execute() records (strays_).
+      armed_native_[i].store(ctx->GetSystemFunction(), std::memory_order_relaxed);
+      armed_[i].store(ctx, std::memory_order_seq_cst);
+      ctx->Suspend();
+      r = ArmResult::Armed;
+    }
+  }
+  arming_.fetch_sub(1, std::memory_order_seq_cst);
+  return r;
 }
 
 // A suspension asked for cannot be taken back; execute() takes it, samples nothing (the run is
@@ -88,18 +99,19 @@ int AngelScriptSampler::execute(asIScriptContext* ctx) {
   if (!ctx || depth >= kMaxDepth) return ctx ? ctx->Execute() : asERROR;
   // Ticks so far belong to what ran before: the host, or the registered function calling us.
   if (engine_.sampling() && engine_.pending_ticks() > 0) sample_outside(nullptr);
-  running_[depth].ctx = ctx;
+  running_[depth].ctx.store(ctx, std::memory_order_release);
   running_[depth].process = process_of(ctx);
   asIScriptFunction* entry = ctx->GetFunction(0);
-  depth_.store(depth + 1, std::memory_order_release);
+  depth_.store(depth + 1, std::memory_order_seq_cst);
   int r;
   for (;;) {
     r = ctx->Execute();
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // the arm that suspended it is seen
     if (r != asEXECUTION_SUSPENDED) break;
-    // Ours when arm() set the flag for this execute(); the host's when it went through
-    // suspend() (both may fall at the same statement: then the host gets it, and the sample
-    // is still taken).
-    bool ours = armed_[depth].load(std::memory_order_acquire) == ctx;
+    // Ours when arm() set the flag for this execute() (or a stray flag left on this context);
+    // the host's when it went through suspend() (both may fall at the same statement: then the
+    // host gets it, and the sample is still taken).
+    bool ours = armed_[depth].load(std::memory_order_acquire) == ctx || strays_.erase(ctx) > 0;
     bool host = t_host_suspends.erase(ctx) > 0 || !ours;
     if (ours) {
       asIScriptFunction* native = armed_native_[depth].load(std::memory_order_relaxed);
@@ -109,13 +121,16 @@ int AngelScriptSampler::execute(asIScriptContext* ctx) {
     if (host) break;
     entry = ctx->GetFunction(0);
   }
-  depth_.store(depth, std::memory_order_release);
+  depth_.store(depth, std::memory_order_seq_cst);
+  while (arming_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();  // see arm()
   t_host_suspends.erase(ctx);
-  // A tick that found the context no longer active (finishing, or in its last collection
-  // step) left its flag cleared by Execute() and its ticks waiting: they are this context's.
-  armed_[depth].store(nullptr, std::memory_order_release);
+  // An arm that found the context still active as it ended set a flag nothing took: the
+  // context's next suspension under execute() is the profiler's.
+  if (armed_[depth].exchange(nullptr, std::memory_order_acq_rel) == ctx && r != asEXECUTION_SUSPENDED)
+    strays_.insert(ctx);
+  // Ticks that found the context no longer active are this context's.
   if (engine_.sampling() && engine_.pending_ticks() > 0) sample_outside(entry);
-  running_[depth].ctx = nullptr;
+  running_[depth].ctx.store(nullptr, std::memory_order_release);
   return r;
 }
 
@@ -143,7 +158,7 @@ void AngelScriptSampler::sample_outside(asIScriptFunction* leaf) {
   if (depth > 0) {
     // The innermost running context is inside a registered function (it called us, or the
     // host's own Execute of another context): the ticks are that function's.
-    if (asIScriptFunction* sys = running_[depth - 1].ctx->GetSystemFunction()) append_function(sys, 0);
+    if (asIScriptFunction* sys = running_[depth - 1].ctx.load(std::memory_order_relaxed)->GetSystemFunction()) append_function(sys, 0);
   }
   if (leaf) {
     append_function(leaf, 0);
@@ -166,11 +181,11 @@ void AngelScriptSampler::record_pending(std::uint32_t process) {
 
 void AngelScriptSampler::append_running(int depth) {
   for (int i = 0; i < depth; ++i) {
-    asIScriptContext* ctx = running_[i].ctx;
+    asIScriptContext* ctx = running_[i].ctx.load(std::memory_order_relaxed);
     // A context nested in itself (PushState) holds its outer calls on its own stack: walked once,
     // at its innermost execute().
     bool again = false;
-    for (int j = i + 1; j < depth && !again; ++j) again = running_[j].ctx == ctx;
+    for (int j = i + 1; j < depth && !again; ++j) again = running_[j].ctx.load(std::memory_order_relaxed) == ctx;
     if (again) continue;
     append_stack(ctx);
     if (i + 1 < depth)
@@ -215,7 +230,7 @@ void AngelScriptSampler::name_context(asIScriptContext* ctx, const std::string& 
 
 bool AngelScriptSampler::runs(asIScriptContext* ctx) const {
   for (int i = 0, n = depth_.load(std::memory_order_relaxed); i < n && i < kMaxDepth; ++i)
-    if (running_[i].ctx == ctx) return true;
+    if (running_[i].ctx.load(std::memory_order_relaxed) == ctx) return true;
   return false;
 }
 

@@ -1,8 +1,9 @@
 // The AngelScript adapter: the profiler on the engine, for hosts that run AngelScript 2.35.
 //
-// Sampling path: the engine's tick (signal context) calls arm(), which asks the innermost
-// context running under execute() to suspend (asIScriptContext::Suspend only sets flags, and is
-// documented as callable from another thread). The VM stops at its next statement or call, the
+// Sampling path: the engine's tick, on the timer's own thread (no signal reaches the program),
+// calls arm(), which asks the innermost context running under execute() to suspend
+// (asIScriptContext::Suspend only sets flags, and AngelScript documents it as callable from
+// another thread). The VM stops at its next statement or call, the
 // context's Execute() returns asEXECUTION_SUSPENDED to execute(), the adapter walks the stacks
 // of every context execute() runs on this thread (innermost last, each outer one's registered
 // function between them), records the sample, and calls Execute() again. The host calls
@@ -20,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "scriptprof/sampler_engine.hpp"
@@ -74,7 +76,7 @@ class AngelScriptSampler final : private RuntimeAdapter {
   static constexpr int kMaxDepth = 32;  // deeper execute() calls run unsampled (their time
                                         // is their caller's registered function's)
   struct Running {  // one execute() on this thread's stack of them
-    asIScriptContext* ctx = nullptr;
+    std::atomic<asIScriptContext*> ctx{nullptr};  // read by arm() on the timer thread
     std::uint32_t process = 0;
   };
   // A sample of the running contexts after a suspension at `depth`, ended by the registered
@@ -105,10 +107,15 @@ class AngelScriptSampler final : private RuntimeAdapter {
   std::uint32_t next_process_ = 1;  // 0 is the host thread itself
   FunctionId host_frame_ = kNoFunction;
   bool in_sample_ = false;  // our own walk allocates through AngelScript: not the program's
+  // Contexts an arm may have flagged after their Execute() returned (the timer thread raced
+  // their end): their next suspension inside execute() is the profiler's. This thread only.
+  std::unordered_set<asIScriptContext*> strays_;
 
   // Shared with the signal handler (lock-free atomics; running_[i] is written before depth_
   // covers it, on this thread).
   std::atomic<int> depth_{0};
+  std::atomic<int> arming_{0};  // arm() calls reading running_ now: execute() waits them out
+
   std::atomic<asIScriptContext*> armed_[kMaxDepth] = {};          // asked to suspend, by depth
   std::atomic<asIScriptFunction*> armed_native_[kMaxDepth] = {};  // the registered function it was in
 };

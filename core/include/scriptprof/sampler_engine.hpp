@@ -37,6 +37,9 @@ struct Capabilities {
   bool call_events = false;   // call hooks: exact call counts
   bool alloc_events = false;  // its allocator reports bytes: space profiles
   bool gc_events = false;     // it reports GC cycles: gcprof
+  // arm() may run on another thread beside the running program (and then also in the engine's
+  // critical section's absence): ticks come from a timer thread, the program gets no signal.
+  bool thread_arm = false;
 };
 
 // What arm() did with a tick.
@@ -186,6 +189,7 @@ class SamplerEngine {
 
   RuntimeAdapter* adapter_;
   bool signal_arm_ = false;  // the adapter's capability, read once per run (not per tick)
+  bool arm_on_thread_ = false;  // ticks from a timer thread (capabilities().thread_arm)
   std::shared_ptr<Profile> profiles_[3];  // by SampleKind
   SampleKind primary_ = SampleKind::Time;
   bool kind_enabled_[3] = {true, false, false};
