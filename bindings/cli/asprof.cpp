@@ -30,11 +30,8 @@ void message_callback(const asSMessageInfo* msg, void*) {
   std::fprintf(stderr, "%s:%d:%d: %s: %s\n", msg->section, msg->row, msg->col, kind, msg->message);
 }
 
-// AngelScript keeps value-type strings on its script stack, aligned to 4 bytes, and hands them
-// to registered functions there: UBSan's alignment check would stop at every such string.
-#define SCRIPT_STACK_OBJECTS __attribute__((no_sanitize("alignment")))
-SCRIPT_STACK_OBJECTS void script_print(const std::string& text) { std::fputs(text.c_str(), stdout); }
-SCRIPT_STACK_OBJECTS std::string script_arg(asUINT i) { return i < g_args.size() ? g_args[i] : std::string(); }
+void script_print(const std::string& text) { std::fputs(text.c_str(), stdout); }
+std::string script_arg(asUINT i) { return i < g_args.size() ? g_args[i] : std::string(); }
 asUINT script_arg_count() { return static_cast<asUINT>(g_args.size()); }
 void script_frame() {
   if (g_sampler) g_sampler->mark_frame();

@@ -23,10 +23,8 @@ using namespace scriptprof::angelscript;  // and AngelScript's namespace, where 
 
 namespace {
 
-// Host functions the scripts call. AngelScript hands them strings on its script stack, aligned
-// to 4 bytes: UBSan's alignment check is off for them.
-#define SCRIPT_STACK_OBJECTS __attribute__((no_sanitize("alignment")))
-SCRIPT_STACK_OBJECTS void nested_same(const std::string& decl) {  // runs `decl` on the calling context, nested
+// Host functions the scripts call.
+void nested_same(const std::string& decl) {  // runs `decl` on the calling context, nested
   asIScriptContext* ctx = asGetActiveContext();
   asIScriptFunction* f = ctx->GetEngine()->GetModule("test")->GetFunctionByDecl(decl.c_str());
   REQUIRE(ctx->PushState() >= 0);
@@ -34,7 +32,7 @@ SCRIPT_STACK_OBJECTS void nested_same(const std::string& decl) {  // runs `decl`
   CHECK(execute(ctx) == asEXECUTION_FINISHED);
   ctx->PopState();
 }
-SCRIPT_STACK_OBJECTS void nested_other(const std::string& decl, bool through_profiler) {  // on a pooled context
+void nested_other(const std::string& decl, bool through_profiler) {  // on a pooled context
   asIScriptContext* outer = asGetActiveContext();
   asIScriptEngine* engine = outer->GetEngine();
   asIScriptContext* ctx = engine->RequestContext();
@@ -42,8 +40,8 @@ SCRIPT_STACK_OBJECTS void nested_other(const std::string& decl, bool through_pro
   CHECK((through_profiler ? execute(ctx) : ctx->Execute()) == asEXECUTION_FINISHED);
   engine->ReturnContext(ctx);
 }
-SCRIPT_STACK_OBJECTS void nested_pool(const std::string& decl) { nested_other(decl, true); }
-SCRIPT_STACK_OBJECTS void nested_raw(const std::string& decl) { nested_other(decl, false); }
+void nested_pool(const std::string& decl) { nested_other(decl, true); }
+void nested_raw(const std::string& decl) { nested_other(decl, false); }
 void host_wait() { suspend(asGetActiveContext()); }
 
 struct Script {
