@@ -364,6 +364,16 @@ scriptprof_status scriptprof_as_name_context(scriptprof_profiler* p, AS_NAMESPAC
   });
 }
 
+scriptprof_status scriptprof_as_started_by(scriptprof_profiler* p, AS_NAMESPACE_QUALIFIER asIScriptContext* child,
+                                           AS_NAMESPACE_QUALIFIER asIScriptContext* parent) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_as_started_by: profiler is NULL");
+  SCRIPTPROF_REQUIRE(child, "scriptprof_as_started_by: child context is NULL");
+  return guarded("scriptprof_as_started_by", [&] {
+    p->profiler.angelscript_sampler()->started_by(child, parent);
+    return SCRIPTPROF_OK;
+  });
+}
+
 scriptprof_status scriptprof_as_install_memory_functions(void) {
   if (scriptprof::angelscript::install_memory_functions()) return SCRIPTPROF_OK;
   return failed(SCRIPTPROF_SYSTEM_ERROR, "scriptprof_as_install_memory_functions: AngelScript refused them");

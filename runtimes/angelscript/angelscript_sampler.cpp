@@ -180,6 +180,14 @@ void AngelScriptSampler::record_pending(std::uint32_t process) {
 }
 
 void AngelScriptSampler::append_running(int depth) {
+  if (depth > 0) {  // a co-routine the host said was started by another context: under its stack
+    auto under = started_under_.find(running_[0].ctx.load(std::memory_order_relaxed));
+    if (under != started_under_.end())
+      for (FunctionId f : under->second) {
+        engine_.frames().push_back(f);
+        engine_.lines().push_back(0);
+      }
+  }
   for (int i = 0; i < depth; ++i) {
     asIScriptContext* ctx = running_[i].ctx.load(std::memory_order_relaxed);
     // A context nested in itself (PushState) holds its outer calls on its own stack: walked once,
@@ -226,6 +234,28 @@ std::uint32_t AngelScriptSampler::process_of(asIScriptContext* ctx) {
 
 void AngelScriptSampler::name_context(asIScriptContext* ctx, const std::string& name) {
   context_names_[ctx] = name;
+}
+
+void AngelScriptSampler::started_by(asIScriptContext* child, asIScriptContext* parent) {
+  if (!child) return;
+  if (!parent || !engine_.active()) {  // (outside a run nothing is sampled: nothing to keep)
+    started_under_.erase(child);
+    return;
+  }
+  // The parent's stack now, as a sample would walk it (its own starter's stack first).
+  std::vector<FunctionId> saved_frames;
+  std::vector<int> saved_lines;
+  saved_frames.swap(engine_.frames());
+  saved_lines.swap(engine_.lines());
+  in_sample_ = true;
+  auto under = started_under_.find(parent);
+  if (under != started_under_.end()) engine_.frames() = under->second;
+  append_stack(parent);
+  if (asIScriptFunction* sys = parent->GetSystemFunction()) append_function(sys, 0);
+  in_sample_ = false;
+  started_under_[child] = std::move(engine_.frames());
+  engine_.frames().swap(saved_frames);
+  engine_.lines().swap(saved_lines);
 }
 
 bool AngelScriptSampler::runs(asIScriptContext* ctx) const {

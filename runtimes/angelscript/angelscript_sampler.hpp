@@ -56,6 +56,12 @@ class AngelScriptSampler final : private RuntimeAdapter {
   // Names a context's process in the profiles ("enemy AI"); by default a context is named
   // after the function it first ran.
   void name_context(asIScriptContext* ctx, const std::string& name);
+  // The host tells us that `parent`, running now on this thread, started the co-routine
+  // context `child` (a script's createCoRoutine(), a spawned task): child's samples then sit
+  // under the stack parent has now, its registered function included, as a Lua coroutine's
+  // sit under its resumer. During a run (on the run's thread); parent null: child stands alone
+  // again (call it before a context is released, if its address may be reused).
+  void started_by(asIScriptContext* child, asIScriptContext* parent);
   // Whether ctx runs under execute() on this thread now.
   bool runs(asIScriptContext* ctx) const;
   // Marks a game frame's boundary (the "frames" report).
@@ -104,6 +110,7 @@ class AngelScriptSampler final : private RuntimeAdapter {
   std::unordered_map<std::string, FunctionId> ids_by_text_;  // every run's: identity past a run
   std::unordered_map<asIScriptContext*, std::uint32_t> processes_;
   std::unordered_map<asIScriptContext*, std::string> context_names_;
+  std::unordered_map<asIScriptContext*, std::vector<FunctionId>> started_under_;  // started_by()
   std::uint32_t next_process_ = 1;  // 0 is the host thread itself
   FunctionId host_frame_ = kNoFunction;
   bool in_sample_ = false;  // our own walk allocates through AngelScript: not the program's

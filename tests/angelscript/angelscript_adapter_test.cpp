@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "angelscript_sampler.hpp"
 #include "scriptprof/folded_stacks.hpp"
@@ -43,6 +44,16 @@ void nested_other(const std::string& decl, bool through_profiler) {  // on a poo
 void nested_pool(const std::string& decl) { nested_other(decl, true); }
 void nested_raw(const std::string& decl) { nested_other(decl, false); }
 void host_wait() { suspend(asGetActiveContext()); }
+// A co-routine scheduler: start_task() makes a context for a script function and tells the
+// profiler who started it; the host runs the tasks later, from its own loop.
+std::vector<asIScriptContext*> g_tasks;
+void start_task(const std::string& decl) {
+  asIScriptContext* parent = asGetActiveContext();
+  asIScriptContext* task = parent->GetEngine()->CreateContext();
+  task->Prepare(parent->GetEngine()->GetModule("test")->GetFunctionByDecl(decl.c_str()));
+  if (AngelScriptSampler* s = AngelScriptSampler::current()) s->started_by(task, parent);
+  g_tasks.push_back(task);
+}
 
 struct Script {
   asIScriptEngine* engine = asCreateScriptEngine();
@@ -56,6 +67,7 @@ struct Script {
     engine->RegisterGlobalFunction("void nested_pool(const string &in)", asFUNCTION(nested_pool), asCALL_CDECL);
     engine->RegisterGlobalFunction("void nested_raw(const string &in)", asFUNCTION(nested_raw), asCALL_CDECL);
     engine->RegisterGlobalFunction("void host_wait()", asFUNCTION(host_wait), asCALL_CDECL);
+    engine->RegisterGlobalFunction("void start_task(const string &in)", asFUNCTION(start_task), asCALL_CDECL);
     module = engine->GetModule("test", asGM_ALWAYS_CREATE);
     module->AddScriptSection("test.as", code);
     REQUIRE(module->Build() >= 0);
@@ -109,6 +121,7 @@ const char* kGame = R"as(
   void outer_same() { for (int i = 0; i < 20; i++) nested_same("void inner()"); }
   void outer_pool() { for (int i = 0; i < 20; i++) nested_pool("void inner()"); }
   void outer_raw() { for (int i = 0; i < 20; i++) nested_raw("void inner()"); }
+  void spawner() { for (int i = 0; i < 10; i++) start_task("void inner()"); }
   int waits() { int n = 0; for (int i = 0; i < 200; i++) { spin(100000); host_wait(); n++; } return n; }
   void strings() { array<string> keep; for (int i = 0; i < 200000; i++) { keep.insertLast("item " + i); if (keep.length() > 100) keep.resize(0); } }
 )as";
@@ -165,6 +178,27 @@ TEST_CASE("A context nested in a registered function sits under it, on the same 
   CHECK(folded.find("outer_pool() (test.as:20);nested_pool(const string&in) [C];inner() (test.as:18);spin(int)") != std::string::npos);
   const Profile& p = sampler.profile(SampleKind::Time);
   CHECK(cumulative(p, "inner()") > 0.8 * static_cast<double>(p.sample_weight()));
+}
+
+TEST_CASE("A co-routine context sits under the stack of the context that started it, as the host says") {
+  Script s(kGame);
+  AngelScriptSampler sampler;
+  std::string error;
+  REQUIRE(sampler.start(at_hz(2000), &error));
+  g_tasks.clear();
+  REQUIRE(s.run("void spawner()") == asEXECUTION_FINISHED);
+  REQUIRE(g_tasks.size() == 10);
+  for (asIScriptContext* task : g_tasks) {  // later, from the host's loop
+    CHECK(execute(task) == asEXECUTION_FINISHED);
+    sampler.started_by(task, nullptr);
+    task->Release();
+  }
+  sampler.stop();
+  std::string folded = scriptprof::write_folded(sampler.profile(SampleKind::Time));
+  INFO(folded);
+  CHECK(folded.find("spawner() (test.as:22);start_task(const string&in) [C];inner() (test.as:18);spin(int)") != std::string::npos);
+  // Each task is its own process, beside main's context.
+  CHECK(sampler.profile(SampleKind::Time).threads.size() >= 3);
 }
 
 TEST_CASE("A host's own Execute() of another context is sampled as its registered caller, and not broken") {

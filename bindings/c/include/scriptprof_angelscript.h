@@ -32,6 +32,10 @@ void scriptprof_as_suspend(AS_NAMESPACE_QUALIFIER asIScriptContext* ctx);
 /* Names ctx's process in the profiles ("enemy AI"); on the thread that runs it. */
 scriptprof_status scriptprof_as_name_context(scriptprof_profiler* profiler, AS_NAMESPACE_QUALIFIER asIScriptContext* ctx,
                                              const char* name);
+/* The host's co-routines: `parent`, running now on this thread, started `child`; child's samples
+   then sit under parent's stack of now (parent NULL: no longer). During a run. */
+scriptprof_status scriptprof_as_started_by(scriptprof_profiler* profiler, AS_NAMESPACE_QUALIFIER asIScriptContext* child,
+                                           AS_NAMESPACE_QUALIFIER asIScriptContext* parent);
 /* Installs the profiler's memory functions (allocation sampling), before the first
    asCreateScriptEngine. */
 scriptprof_status scriptprof_as_install_memory_functions(void);
