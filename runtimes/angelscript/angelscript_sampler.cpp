@@ -106,12 +106,12 @@ int AngelScriptSampler::execute(asIScriptContext* ctx) {
   int r;
   for (;;) {
     r = ctx->Execute();
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // the arm that suspended it is seen
     if (r != asEXECUTION_SUSPENDED) break;
     // Ours when arm() set the flag for this execute() (or a stray flag left on this context);
     // the host's when it went through suspend() (both may fall at the same statement: then the
     // host gets it, and the sample is still taken).
-    bool ours = armed_[depth].load(std::memory_order_acquire) == ctx || strays_.erase(ctx) > 0;
+    // arm() stores armed_ (seq_cst) before Suspend() sets the flag the VM stopped at.
+    bool ours = armed_[depth].load(std::memory_order_seq_cst) == ctx || strays_.erase(ctx) > 0;
     bool host = t_host_suspends.erase(ctx) > 0 || !ours;
     if (ours) {
       asIScriptFunction* native = armed_native_[depth].load(std::memory_order_relaxed);
