@@ -71,12 +71,19 @@ bool write_reports(const Options& o, const char* program, const RunProfiles& pro
                  near.empty() ? "" : "; close: ", near.c_str());
     ok = false;
   }
-  if (!o.output.empty() && !profiles.empty()) {
+  // -o: the first profile at the path; the others of the run beside it, tagged by kind
+  // ("run.gc.folded", "run.space.folded"), and the report says where each went.
+  static const char* const tags[] = {"time", "gc", "space"};
+  for (std::size_t i = 0; !o.output.empty() && i < profiles.size(); ++i) {
+    const auto& [kind, profile] = profiles[i];
+    std::string path = i == 0 ? o.output : scriptprof::tagged_path(o.output, tags[static_cast<int>(kind)]);
     std::string file;
-    if (!scriptprof::render_format(*profiles[0].second, o.format, &file, &error) ||
-        !scriptprof::write_file_atomically(o.output, file, &error)) {
+    if (!scriptprof::render_format(*profile, o.format, &file, &error) ||
+        !scriptprof::write_file_atomically(path, file, &error)) {
       std::fprintf(stderr, "%s: %s\n", program, error.c_str());
       ok = false;
+    } else if (profiles.size() > 1) {
+      text += "-o: the " + std::string(tags[static_cast<int>(kind)]) + " profile is in " + path + "\n";
     }
   }
   if (o.report_file.empty()) {

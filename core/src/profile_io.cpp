@@ -108,15 +108,35 @@ bool render_format(const Profile& p, std::string_view format, std::string* out, 
   return true;
 }
 
-std::string format_for_path(std::string_view path) {
-  // Longest first: ".speedscope.json" before ".json".
-  static const std::pair<std::string_view, std::string_view> kExtensions[] = {
-      {".speedscope.json", "speedscope"}, {".tree", "lispworks"}, {".folded", "folded"},
-      {".pb.gz", "pprof"}, {".pprof", "pprof"}, {".html", "html"}, {".json", "chrome"},
-      {".sampler", "sampler"}, {".csv", "lms"}};
+namespace {
+// Longest first: ".speedscope.json" before ".json".
+constexpr std::pair<std::string_view, std::string_view> kExtensions[] = {
+    {".speedscope.json", "speedscope"}, {".tree", "lispworks"}, {".folded", "folded"},
+    {".pb.gz", "pprof"}, {".pprof", "pprof"}, {".html", "html"}, {".json", "chrome"},
+    {".sampler", "sampler"}, {".csv", "lms"}};
+
+// The known extension `path` ends with, or empty.
+std::string_view known_extension(std::string_view path) {
   for (const auto& [ext, format] : kExtensions)
-    if (path.size() > ext.size() && path.substr(path.size() - ext.size()) == ext) return std::string(format);
+    if (path.size() > ext.size() && path.substr(path.size() - ext.size()) == ext) return ext;
+  return {};
+}
+}  // namespace
+
+std::string format_for_path(std::string_view path) {
+  std::string_view ext = known_extension(path);
+  for (const auto& [e, format] : kExtensions)
+    if (e == ext && !ext.empty()) return std::string(format);
   return "";
+}
+
+std::string tagged_path(std::string_view path, std::string_view tag) {
+  std::string_view ext = known_extension(path);
+  std::string out(path.substr(0, path.size() - ext.size()));
+  out += ".";
+  out += tag;
+  out += ext;
+  return out;
 }
 
 bool is_binary_format(std::string_view format) { return format == "pprof"; }

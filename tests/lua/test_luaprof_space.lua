@@ -59,5 +59,23 @@ H.check(code ~= 0 and err:find("--alloc must be true, false or the mean bytes be
 out, err, code = run("--max-samples lots " .. script)
 H.check(code ~= 0 and err:find('--max-samples must be an integer >= 0 (0: no bound), got "lots"', 1, true), "%s", err)
 
+-- -o with time, GC and space: each profile written, the first at the path, the others beside
+-- it tagged by kind, and the report says where.
+do
+  local base = dir .. "/all.folded"
+  local out, err, code = run("--hz 1000 --gc --alloc 4096 -o " .. base .. " " .. script)
+  H.check(code == 0, "-o with three profiles: %s %s", code, err)
+  for _, path in ipairs({base, dir .. "/all.gc.folded", dir .. "/all.space.folded"}) do
+    local text = read(path) or ""
+    H.check(text:find("work%.lua") ~= nil, "%s holds its profile:\n%s", path, text)
+    H.check(out:find(path, 1, true) ~= nil, "the report names %s:\n%s", path, out)
+  end
+  -- --gc alone: its profile is the one at the path.
+  local gc_only = dir .. "/gc_only.folded"
+  out, err, code = run("--gc -o " .. gc_only .. " " .. script)
+  H.check(code == 0 and (read(gc_only) or ""):find("work%.lua") ~= nil and not read(dir .. "/gc_only.gc.folded"),
+          "--gc alone writes the gc profile at the path: %s %s", code, err)
+end
+
 os.execute("rm -rf " .. dir)
 H.done()

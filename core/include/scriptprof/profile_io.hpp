@@ -40,6 +40,9 @@ bool render_format(const Profile& profile, std::string_view format, std::string*
 // The format a file name asks for by its extension: .tree, .folded, .speedscope.json, .pb.gz or
 // .pprof, .html, .json (Chrome), .sampler, .csv (lms); "" when it names none.
 std::string format_for_path(std::string_view path);
+// `path` with `tag` before its format extension ("run.folded", "gc": "run.gc.folded"; no known
+// extension: appended), for the other profiles of a run written beside the first.
+std::string tagged_path(std::string_view path, std::string_view tag);
 // Whether a format's bytes are binary (not for a terminal): pprof.
 bool is_binary_format(std::string_view format);
 
