@@ -54,7 +54,7 @@ endif()
 # The tools and the Lua modules: luaprof and profconv (and luajitprof) in bin/, the module where
 # each Lua looks under the prefix (lib/lua/5.4 for lua5.4, lib/lua/5.1 for LuaJIT), so
 # `require "profiler"` works with LUA_CPATH (or package.cpath) pointing there.
-install(TARGETS luaprof profconv RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS luaprof profconv profdiff RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS profiler LIBRARY DESTINATION ${SCRIPTPROF_LUA_MODULE_DIR})
 if(TARGET luajitprof AND SCRIPTPROF_INSTALL_DEV)
   install(TARGETS luajitprof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -1,0 +1,60 @@
+// profdiff: compares two saved profiles of the same program (the run before a change and the
+// run after): per-function change of self share, self and cumulative seconds, most changed
+// first; and, with --folded, the input of a differential flame graph.
+//   profdiff base.tree new.tree [--limit N] [--folded diff.folded]
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "scriptprof/atomic_file.hpp"
+#include "scriptprof/profile_diff.hpp"
+#include "scriptprof/profile_io.hpp"
+
+namespace {
+
+[[noreturn]] void fail(const std::string& message) {
+  std::fprintf(stderr, "profdiff: %s\n", message.c_str());
+  std::exit(EXIT_FAILURE);
+}
+
+scriptprof::Profile read(const std::string& path, const std::string& format) {
+  scriptprof::Profile p;
+  std::string error;
+  std::vector<std::string> warnings;
+  if (!scriptprof::read_profile_file(path, format, &p, &error, &warnings)) fail(error);
+  for (const auto& w : warnings) std::fprintf(stderr, "profdiff: warning: %s\n", w.c_str());
+  if (p.name.empty()) p.name = path;
+  return p;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"profdiff: compares two profiles of the same program (before and after a change)"};
+  std::string base_path, new_path, from, folded;
+  std::size_t limit = 20;
+  app.add_option("base", base_path, "the profile before the change (any readable format)")->required();
+  app.add_option("new", new_path, "the profile after it")->required();
+  app.add_option("--from", from, "the inputs' format (default: guessed from their contents)");
+  app.add_option("--limit", limit, "the most changed functions to list (0: all)")->capture_default_str();
+  app.add_option("--folded", folded, "also write \"stack base new\" lines: a differential flame graph's input "
+                                     "(flamegraph.pl; --negate for the other view)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  scriptprof::Profile base = read(base_path, from), now = read(new_path, from);
+  if (base.clock != now.clock)
+    std::fprintf(stderr, "profdiff: warning: the profiles' clocks differ: their seconds do not compare\n");
+  std::string text = scriptprof::diff_report(base, now, limit);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (!folded.empty()) {
+    std::string error;
+    if (!scriptprof::write_file_atomically(folded, scriptprof::diff_folded(base, now), &error)) fail(error);
+  }
+  return std::fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
