@@ -3,6 +3,10 @@
 // and module_reports.cpp, their options in module_options.cpp and module_output.cpp.
 #include "profiler_module.hpp"
 
+#include <dlfcn.h>
+
+#include <string>
+
 extern "C" {
 #include <lauxlib.h>
 }
@@ -87,7 +91,33 @@ const luaL_Reg kFunctions[] = {
 }  // namespace module
 }  // namespace scriptprof::lua
 
+#if LUA_VERSION_NUM == 504
+namespace {
+
+// The Lua that loaded this module, when it is not 5.4: the module's Lua API references are weak
+// (cmake/ScriptprofWeakLua.cmake), so another Lua gets this far and is told which module it
+// needs rather than "undefined symbol: lua_rawgetp". Only functions every Lua has are called.
+const char* other_lua() {
+  if (lua_newuserdatauv && lua_resetthread && lua_rotate && lua_toclose) return nullptr;
+  if (dlsym(RTLD_DEFAULT, "luaJIT_setmode")) return "LuaJIT";
+  if (!lua_absindex) return "Lua 5.1";
+  if (!lua_rotate) return "Lua 5.2";
+  return "Lua 5.3";
+}
+
+}  // namespace
+#endif
+
 extern "C" int luaopen_profiler(lua_State* L) {
+#if LUA_VERSION_NUM == 504
+  if (const char* other = other_lua()) {
+    std::string message = std::string("profiler: this module is built for Lua 5.4, and this is ") + other +
+                          (std::string(other) == "LuaJIT" ? ": require it from build/lib/luajit (lib/lua/5.1 when installed)"
+                                                          : ": build scriptprof against this Lua's headers");
+    lua_pushstring(L, message.c_str());
+    return lua_error(L);
+  }
+#endif
   using namespace scriptprof::lua;
   using namespace scriptprof::lua::module;
   ModuleSampler* sampler = attach_sampler(L);
