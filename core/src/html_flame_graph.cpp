@@ -16,31 +16,52 @@ const char kPage[] = R"HTML(<!DOCTYPE html>
 <title>scriptprof flame graph</title>
 <style>
 body{font:12px system-ui,sans-serif;margin:8px;background:#fff;color:#222}
-#bar{display:flex;gap:8px;align-items:center;margin-bottom:6px}
+#bar{display:flex;gap:8px;align-items:center;margin-bottom:6px;flex-wrap:wrap}
 #graph{position:relative;width:100%;overflow:hidden}
 .f{position:absolute;height:17px;box-sizing:border-box;border:1px solid #fff;border-radius:2px;
    overflow:hidden;white-space:nowrap;cursor:pointer;padding:0 3px;line-height:15px}
 .f.hit{background:#d946ef!important;color:#fff}
 #info{margin-top:6px;min-height:1.4em;font-family:monospace}
+.tab{padding:2px 8px;border:1px solid #999;border-radius:3px;background:#eee;cursor:pointer}
+.tab.on{background:#333;color:#fff}
+table{border-collapse:collapse;font-family:monospace;margin-top:4px}
+th,td{padding:1px 8px;text-align:right;border-bottom:1px solid #eee}
+th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}
+td.name{text-align:left;cursor:pointer;white-space:pre}
+tr.sel td{background:#fde68a}
+#sandwich h3{margin:10px 0 2px;font-size:13px}
 </style></head><body>
 <div id="bar"><strong id="title"></strong>
+<span class="tab on" id="tab-graph">flame graph</span><span class="tab" id="tab-table">functions</span>
 <input id="search" type="search" placeholder="search (substring)" size="30">
 <button id="reset">reset zoom</button><span id="matched"></span></div>
-<div id="graph"></div><div id="info">click a frame to zoom in, click it again to zoom out; hover for its samples</div>
+<div id="view-graph"><div id="graph"></div>
+<div id="info">click a frame to zoom in, click it again to zoom out; hover for its time</div></div>
+<div id="view-table" hidden><table id="functions"><thead><tr>
+<th data-k="self">self s</th><th data-k="self">self %</th><th data-k="total">total s</th><th data-k="total">total %</th>
+<th data-k="name" style="text-align:left">function (click: callers and callees)</th></tr></thead><tbody></tbody></table>
+<div id="sandwich"></div></div>
 <script type="application/json" id="data">@DATA@</script>
 <script>
 "use strict";
 const data = JSON.parse(document.getElementById("data").textContent);
 const graph = document.getElementById("graph"), info = document.getElementById("info");
+const names = data.functions, sps = data.seconds_per_sample, all = data.root.v || 1;
 document.getElementById("title").textContent = data.title;
 const H = 18;
 let zoomed = data.root, query = "";
+const selfOf = (n) => n.v - n.c.reduce((s, c) => s + c.v, 0);
+const secs = (v) => (v * sps).toFixed(3) + " s";
+const pct = (v) => (100 * v / all).toFixed(2) + "%";
+const label = (n) => n.f >= 0 ? names[n.f] : n.n;
 function depthOf(n) { let d = 0; for (const c of n.c) d = Math.max(d, depthOf(c)); return d + 1; }
 function colour(name) {
   let h = 0; for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
   return "hsl(" + (10 + h % 40) + "," + (60 + h % 30) + "%," + (55 + h % 15) + "%)";
 }
-function pct(v) { return (100 * v / data.root.v).toFixed(2) + "%"; }
+function describe(n) {
+  return label(n) + ": total " + secs(n.v) + " (" + pct(n.v) + "), self " + secs(selfOf(n)) + " (" + pct(selfOf(n)) + ")";
+}
 function render() {
   graph.textContent = "";
   const rows = depthOf(data.root), width = graph.clientWidth || 1000;
@@ -56,12 +77,12 @@ function render() {
     el.className = "f";
     el.style.left = x + "px"; el.style.width = w + "px";
     el.style.top = ((rows - 1 - depth) * H) + "px";
-    el.style.background = colour(n.n);
-    el.textContent = n.n;                       // text, never markup
-    el.title = n.n + " (" + n.v + " samples, " + pct(n.v) + ")";
-    if (query && n.n.includes(query)) { el.classList.add("hit"); hits++; }
+    el.style.background = colour(label(n));
+    el.textContent = label(n);                 // text, never markup
+    el.title = describe(n);
+    if (query && label(n).includes(query)) { el.classList.add("hit"); hits++; }
     el.onclick = (ev) => { ev.stopPropagation(); zoomed = (n === zoomed && path.length > 1) ? path[path.length - 2] : n; render(); };
-    el.onmouseover = () => { info.textContent = n.n + ": " + n.v + " samples, " + pct(n.v); };
+    el.onmouseover = () => { info.textContent = describe(n); };
     graph.appendChild(el);
     if (!children) return;
     let cx = x;
@@ -71,10 +92,84 @@ function render() {
   draw(zoomed, 0, width, path.length - 1, true);
   document.getElementById("matched").textContent = query ? hits + " frames match" : "";
 }
-document.getElementById("search").oninput = (e) => { query = e.target.value; render(); };
+
+// Per function: self samples, and total samples counted once per stack (recursion included).
+const stats = names.map((name, f) => ({f, name, self: 0, total: 0}));
+(function walk(n, onPath) {
+  if (n.f >= 0) { stats[n.f].self += selfOf(n); if (!onPath[n.f]) stats[n.f].total += n.v; onPath[n.f] = (onPath[n.f] || 0) + 1; }
+  for (const c of n.c) walk(c, onPath);
+  if (n.f >= 0) onPath[n.f]--;
+})(data.root, {});
+let sortKey = "self", selected = -1;
+function row(cells, cls) {
+  const tr = document.createElement("tr");
+  if (cls) tr.className = cls;
+  for (const [text, name] of cells) { const td = document.createElement("td"); td.textContent = text; if (name) td.className = "name"; tr.appendChild(td); }
+  return tr;
+}
+function renderTable() {
+  const body = document.querySelector("#functions tbody");
+  body.textContent = "";
+  const list = stats.filter((s) => s.total > 0 && (!query || s.name.includes(query)));
+  list.sort((a, b) => sortKey === "name" ? a.name.localeCompare(b.name) : (b[sortKey] - a[sortKey]) || (b.total - a.total));
+  for (const s of list) {
+    const tr = row([[secs(s.self)], [pct(s.self)], [secs(s.total)], [pct(s.total)], [s.name, true]], s.f === selected ? "sel" : "");
+    tr.lastChild.onclick = () => { selected = s.f; renderTable(); renderSandwich(); };
+    body.appendChild(tr);
+  }
+}
+// Callers and callees of one function: the frames above and below its outermost calls.
+function renderSandwich() {
+  const box = document.getElementById("sandwich");
+  box.textContent = "";
+  if (selected < 0) return;
+  const callers = new Map(), callees = new Map();
+  (function walk(n, parent, inside) {
+    const here = n.f === selected;
+    if (here && !inside) {
+      const p = parent && parent.f >= 0 ? parent.f : -1;
+      callers.set(p, (callers.get(p) || 0) + n.v);
+      for (const c of n.c) if (c.f !== selected) callees.set(c.f, (callees.get(c.f) || 0) + c.v);
+    }
+    for (const c of n.c) walk(c, n, inside || here);
+  })(data.root, null, false);
+  const part = (title, map) => {
+    const h = document.createElement("h3"); h.textContent = title; box.appendChild(h);
+    const t = document.createElement("table");
+    for (const [f, v] of [...map.entries()].sort((a, b) => b[1] - a[1]))
+      t.appendChild(row([[secs(v)], [pct(v)], [f >= 0 ? names[f] : "(root)", true]]));
+    if (!map.size) t.appendChild(row([["(none)", true]]));
+    box.appendChild(t);
+  };
+  part("callers of " + names[selected], callers);
+  const s = stats[selected];
+  const h = document.createElement("h3");
+  h.textContent = names[selected] + ": total " + secs(s.total) + " (" + pct(s.total) + "), self " + secs(s.self) + " (" + pct(s.self) + ")";
+  h.id = "sandwich-function";
+  box.appendChild(h);
+  part("called by it", callees);
+}
+function show(view) {
+  document.getElementById("view-graph").hidden = view !== "graph";
+  document.getElementById("view-table").hidden = view !== "table";
+  document.getElementById("tab-graph").classList.toggle("on", view === "graph");
+  document.getElementById("tab-table").classList.toggle("on", view === "table");
+  if (view === "graph") render(); else renderTable();
+}
+document.getElementById("tab-graph").onclick = () => show("graph");
+document.getElementById("tab-table").onclick = () => show("table");
+for (const th of document.querySelectorAll("#functions th")) th.onclick = () => { sortKey = th.dataset.k; renderTable(); };
+document.getElementById("search").oninput = (e) => { query = e.target.value; render(); renderTable(); };
 document.getElementById("reset").onclick = () => { zoomed = data.root; render(); };
 window.onresize = render;
 render();
+renderTable();
+// A link may open one function's callers and callees: page.html#function=NAME (a substring).
+const asked = decodeURIComponent(location.hash.startsWith("#function=") ? location.hash.slice(10) : "");
+if (asked) {
+  const hit = stats.filter((s) => s.total > 0 && s.name.includes(asked)).sort((a, b) => b.total - a.total)[0];
+  if (hit) { selected = hit.f; show("table"); renderSandwich(); }
+}
 </script></body></html>
 )HTML";
 
@@ -82,7 +177,9 @@ render();
 
 std::string write_html_flame_graph(const Profile& p) {
   // The tree as nested {n, v, c}: built without recursion, children by count.
+  // A node: {n: label (roots and threads) or f: function index, v: samples, c: children}.
   nlohmann::json root = {{"n", "all (" + std::to_string(p.sample_weight()) + " samples)"},
+                         {"f", -1},
                          {"v", p.sample_weight()},
                          {"c", nlohmann::json::array()}};
   const bool threads = p.tree.roots().size() > 1;
@@ -93,7 +190,7 @@ std::string write_html_flame_graph(const Profile& p) {
   for (const auto& [thread, r] : p.tree.roots()) {
     nlohmann::json* parent = &root;
     if (threads) {
-      root["c"].push_back({{"n", thread_label(p, r)}, {"v", p.tree.node(r).count}, {"c", nlohmann::json::array()}});
+      root["c"].push_back({{"n", thread_label(p, r)}, {"f", -1}, {"v", p.tree.node(r).count}, {"c", nlohmann::json::array()}});
       parent = &root["c"].back();
     }
     auto kids = children_by_count(p, r);
@@ -104,15 +201,19 @@ std::string write_html_flame_graph(const Profile& p) {
     Item it = todo.back();
     todo.pop_back();
     const CallTreeNode& n = p.tree.node(it.node);
-    (*it.parent)["c"].push_back({{"n", p.functions.label(n.function)}, {"v", n.count}, {"c", nlohmann::json::array()}});
+    (*it.parent)["c"].push_back({{"f", n.function}, {"v", n.count}, {"c", nlohmann::json::array()}});
     nlohmann::json* self = &(*it.parent)["c"].back();
     auto kids = children_by_count(p, it.node);
     (*self)["c"].get_ref<nlohmann::json::array_t&>().reserve(kids.size());
     for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.push_back({*k, self});
   }
+  nlohmann::json functions = nlohmann::json::array();
+  for (FunctionId f = 0; f < p.functions.size(); ++f) functions.push_back(p.functions.label(f));
   nlohmann::json data = {{"title", (p.name.empty() ? std::string("scriptprof") : p.name) + " - " +
                                        guile_display(p.total_seconds) + " s, " +
                                        std::to_string(p.sample_weight()) + " samples"},
+                         {"seconds_per_sample", seconds_per_sample(p)},
+                         {"functions", std::move(functions)},
                          {"root", std::move(root)}};
   std::string json = json_dump(data);
   // Inside <script>, "</" could end the element: escape every "<".

@@ -1,5 +1,7 @@
--- The HTML flame graph opens in headless Chromium with no console error, shows the frames,
--- and shows a name such as "<script>" as text. Skipped (exit 77) where Chromium is absent.
+-- The HTML viewer opens in headless Chromium with no console error: the flame graph shows the
+-- frames and a name such as "<script>" as text; the function table lists the functions with
+-- their shares; #function=NAME opens one function's callers and callees. A screenshot of that
+-- view stays in the build's tests directory (html_viewer.png). Skipped (exit 77) without Chromium.
 local H = dofile("harness.lua")
 local chromium
 for _, c in ipairs({"chromium", "chromium-browser", "google-chrome"}) do
@@ -36,5 +38,25 @@ H.check(dom:find("&lt;img src=x", 1, true) ~= nil, "the markup name is shown as 
 H.check(not dom:find("<title>pwned", 1, true) and not dom:find("<img src=\"x\"", 1, true), "the markup name did not run")
 H.check(not console:find("Uncaught", 1, true) and not console:find("CONSOLE", 1, true),
         "no console message:\n%s", console:sub(1, 2000))
+
+-- The function table and one function's callers and callees, opened by the link's #function=.
+local dom2, status2 = H.run(string.format("env -u LD_PRELOAD -u ASAN_OPTIONS timeout 120 %s %s --dump-dom 'file://%s/fg.html#function=visible_frame' 2>/dev/null",
+                                          chromium, flags, dir))
+H.check(status2 == 0, "chromium exited with %s", tostring(status2))
+H.check(dom2:find('<table id="functions">', 1, true) ~= nil, "the function table is on the page")
+local total = dom2:match('<h3 id="sandwich%-function">visible_frame %([^)]*%): total [%d.]+ s %(([%d.]+)%%%)')
+H.check(total and tonumber(total) > 90, "visible_frame's callers and callees opened, nearly all the time under it: %s",
+        tostring(total))
+H.check(dom2:find("<h3>callers of visible_frame (", 1, true) and dom2:find("main chunk (", 1, true),
+        "its caller, the main chunk, is listed")
+H.check(dom2:find("&lt;img src=x", 1, true) and not dom2:find("<img src=\"x\"", 1, true), "its callee is text")
+-- A screenshot of that view, kept in the build's tests directory for a person to look at.
+local shot_path = (os.getenv("SCRIPTPROF_TEST_OUTPUT") or dir) .. "/html_viewer.png"
+os.remove(shot_path)
+local _, shot = H.run(string.format("env -u LD_PRELOAD -u ASAN_OPTIONS timeout 120 %s %s --window-size=1200,700 --screenshot=%s 'file://%s/fg.html#function=visible_frame' 2>/dev/null",
+                                    chromium, flags, shot_path, dir))
+local png = io.open(shot_path, "rb")
+H.check(shot == 0 and png and png:read(8) == "\137PNG\r\n\26\n", "a screenshot was taken")
+if png then png:close() end
 os.execute("rm -rf " .. dir)
 H.done()
