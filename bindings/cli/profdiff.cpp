@@ -1,7 +1,8 @@
 // profdiff: compares two saved profiles of the same program (the run before a change and the
 // run after): per-function change of self share, self and cumulative seconds, most changed
-// first; and, with --folded, the input of a differential flame graph.
-//   profdiff base.tree new.tree [--limit N] [--folded diff.folded]
+// first; with --html, a differential flame graph (the viewer, frames red where their share grew
+// and blue where it shrank); with --folded, flamegraph.pl's input for one.
+//   profdiff base.tree new.tree [--limit N] [--html diff.html] [--folded diff.folded]
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "scriptprof/atomic_file.hpp"
+#include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/profile_diff.hpp"
 #include "scriptprof/profile_io.hpp"
 
@@ -34,12 +36,14 @@ scriptprof::Profile read(const std::string& path, const std::string& format) {
 
 int main(int argc, char** argv) {
   CLI::App app{"profdiff: compares two profiles of the same program (before and after a change)"};
-  std::string base_path, new_path, from, folded;
+  std::string base_path, new_path, from, folded, html;
   std::size_t limit = 20;
   app.add_option("base", base_path, "the profile before the change (any readable format)")->required();
   app.add_option("new", new_path, "the profile after it")->required();
   app.add_option("--from", from, "the inputs' format (default: guessed from their contents)");
   app.add_option("--limit", limit, "the most changed functions to list (0: all)")->capture_default_str();
+  app.add_option("--html", html, "also write a differential flame graph of the new run against the base "
+                                 "(one HTML file: red grew, blue shrank; both runs' times on hover)");
   app.add_option("--folded", folded, "also write \"stack base new\" lines: a differential flame graph's input "
                                      "(flamegraph.pl; --negate for the other view)");
   try {
@@ -52,9 +56,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "profdiff: warning: the profiles' clocks differ: their seconds do not compare\n");
   std::string text = scriptprof::diff_report(base, now, limit);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (!folded.empty()) {
-    std::string error;
-    if (!scriptprof::write_file_atomically(folded, scriptprof::diff_folded(base, now), &error)) fail(error);
-  }
+  std::string error;
+  if (!html.empty() && !scriptprof::write_file_atomically(html, scriptprof::write_html_flame_graph(now, &base), &error))
+    fail(error);
+  if (!folded.empty() && !scriptprof::write_file_atomically(folded, scriptprof::diff_folded(base, now), &error))
+    fail(error);
   return std::fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -55,12 +55,22 @@ const secs = (v) => (v * sps).toFixed(3) + " s";
 const pct = (v) => (100 * v / all).toFixed(2) + "%";
 const label = (n) => n.f >= 0 ? names[n.f] : n.n;
 function depthOf(n) { let d = 0; for (const c of n.c) d = Math.max(d, depthOf(c)); return d + 1; }
-function colour(name) {
+const diff = data.base_samples !== undefined, baseAll = data.base_samples || 1;
+function colour(n) {
+  if (diff) {  // red: this stack's share grew against the base run; blue: it shrank
+    const change = n.v / all - (n.b || 0) / baseAll, k = Math.min(1, Math.abs(change) * 5);
+    const light = Math.round(95 - 33 * k);  // light enough for the label to stay readable
+    return change >= 0 ? "hsl(0,80%," + light + "%)" : "hsl(220,80%," + light + "%)";
+  }
+  const name = label(n);
   let h = 0; for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
   return "hsl(" + (10 + h % 40) + "," + (60 + h % 30) + "%," + (55 + h % 15) + "%)";
 }
 function describe(n) {
-  return label(n) + ": total " + secs(n.v) + " (" + pct(n.v) + "), self " + secs(selfOf(n)) + " (" + pct(selfOf(n)) + ")";
+  let text = label(n) + ": total " + secs(n.v) + " (" + pct(n.v) + "), self " + secs(selfOf(n)) + " (" + pct(selfOf(n)) + ")";
+  if (diff) text += "; base run: total " + ((n.b || 0) * data.base_seconds_per_sample).toFixed(3) + " s (" +
+                    (100 * (n.b || 0) / baseAll).toFixed(2) + "%)";
+  return text;
 }
 function render() {
   graph.textContent = "";
@@ -77,7 +87,7 @@ function render() {
     el.className = "f";
     el.style.left = x + "px"; el.style.width = w + "px";
     el.style.top = ((rows - 1 - depth) * H) + "px";
-    el.style.background = colour(label(n));
+    el.style.background = colour(n);
     el.textContent = label(n);                 // text, never markup
     el.title = describe(n);
     if (query && label(n).includes(query)) { el.classList.add("hit"); hits++; }
@@ -175,7 +185,19 @@ if (asked) {
 
 }  // namespace
 
-std::string write_html_flame_graph(const Profile& p) {
+namespace {
+
+// The child of `base_node` in `base` whose frame is labelled `label` (kNoNode: none).
+NodeId base_child(const Profile& base, NodeId base_node, const std::string& label) {
+  if (base_node == kNoNode) return kNoNode;
+  for (NodeId c : children_by_count(base, base_node))
+    if (base.functions.label(base.tree.node(c).function) == label) return c;
+  return kNoNode;
+}
+
+}  // namespace
+
+std::string write_html_flame_graph(const Profile& p, const Profile* base) {
   // The tree as nested {n, v, c}: built without recursion, children by count.
   // A node: {n: label (roots and threads) or f: function index, v: samples, c: children}.
   nlohmann::json root = {{"n", "all (" + std::to_string(p.sample_weight()) + " samples)"},
@@ -183,19 +205,29 @@ std::string write_html_flame_graph(const Profile& p) {
                          {"v", p.sample_weight()},
                          {"c", nlohmann::json::array()}};
   const bool threads = p.tree.roots().size() > 1;
-  struct Item { NodeId node; nlohmann::json* parent; };
+  // Differential: each node carries "b", the base run's weight of the same stack (by labels).
+  if (base) root["b"] = base->sample_weight();
+  auto base_root = [&](const std::string& thread) {
+    if (!base) return kNoNode;
+    for (const auto& [t, r] : base->tree.roots())
+      if (!threads || thread_label(*base, r) == thread) return r;
+    return kNoNode;
+  };
+  struct Item { NodeId node; nlohmann::json* parent; NodeId base_parent; };
   std::vector<Item> todo;
   // Pointers into the arrays are held while they grow: reserve every array before filling it.
   root["c"].get_ref<nlohmann::json::array_t&>().reserve(threads ? p.tree.roots().size() : 0);
   for (const auto& [thread, r] : p.tree.roots()) {
     nlohmann::json* parent = &root;
+    const NodeId b = base_root(thread_label(p, r));
     if (threads) {
       root["c"].push_back({{"n", thread_label(p, r)}, {"f", -1}, {"v", p.tree.node(r).count}, {"c", nlohmann::json::array()}});
       parent = &root["c"].back();
+      if (b != kNoNode) (*parent)["b"] = base->tree.node(b).count;
     }
     auto kids = children_by_count(p, r);
     (*parent)["c"].get_ref<nlohmann::json::array_t&>().reserve((*parent)["c"].size() + kids.size());
-    for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.push_back({*k, parent});
+    for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.push_back({*k, parent, b});
   }
   while (!todo.empty()) {
     Item it = todo.back();
@@ -203,18 +235,27 @@ std::string write_html_flame_graph(const Profile& p) {
     const CallTreeNode& n = p.tree.node(it.node);
     (*it.parent)["c"].push_back({{"f", n.function}, {"v", n.count}, {"c", nlohmann::json::array()}});
     nlohmann::json* self = &(*it.parent)["c"].back();
+    NodeId b = base ? base_child(*base, it.base_parent, p.functions.label(n.function)) : kNoNode;
+    if (b != kNoNode) (*self)["b"] = base->tree.node(b).count;
     auto kids = children_by_count(p, it.node);
     (*self)["c"].get_ref<nlohmann::json::array_t&>().reserve(kids.size());
-    for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.push_back({*k, self});
+    for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.push_back({*k, self, b});
   }
   nlohmann::json functions = nlohmann::json::array();
   for (FunctionId f = 0; f < p.functions.size(); ++f) functions.push_back(p.functions.label(f));
-  nlohmann::json data = {{"title", (p.name.empty() ? std::string("scriptprof") : p.name) + " - " +
-                                       guile_display(p.total_seconds) + " s, " +
-                                       std::to_string(p.sample_weight()) + " samples"},
+  std::string title = (p.name.empty() ? std::string("scriptprof") : p.name) + " - " +
+                      guile_display(p.total_seconds) + " s, " + std::to_string(p.sample_weight()) + " samples";
+  if (base)
+    title += ", against " + (base->name.empty() ? std::string("the base run") : base->name) + " - " +
+             guile_display(base->total_seconds) + " s (red: a larger share than there, blue: smaller)";
+  nlohmann::json data = {{"title", title},
                          {"seconds_per_sample", seconds_per_sample(p)},
                          {"functions", std::move(functions)},
                          {"root", std::move(root)}};
+  if (base) {
+    data["base_samples"] = base->sample_weight();
+    data["base_seconds_per_sample"] = seconds_per_sample(*base);
+  }
   std::string json = json_dump(data);
   // Inside <script>, "</" could end the element: escape every "<".
   std::string safe;

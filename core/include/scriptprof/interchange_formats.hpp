@@ -30,8 +30,11 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error,
 // with a message saying so otherwise.
 bool write_chrome_trace(const Profile& profile, std::string* out, std::string* error);
 
-// A self-contained HTML flame graph (one file, no network): click to zoom, search by substring.
-std::string write_html_flame_graph(const Profile& profile);
+// A self-contained HTML viewer (one file, no network): flame graph (click to zoom, search by
+// substring), function table, one function's callers and callees. With `base` (profdiff), a
+// differential flame graph of `profile` against it: each frame red where its stack's share of
+// the samples grew, blue where it shrank, with both runs' times on hover.
+std::string write_html_flame_graph(const Profile& profile, const Profile* base = nullptr);
 
 // pprof: `gzip` false gives the raw protobuf (tests compare it with the worked example).
 std::string write_pprof(const Profile& profile, bool gzip = true);
