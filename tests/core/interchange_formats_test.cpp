@@ -118,6 +118,26 @@ TEST_CASE("JSON writers keep hostile names valid") {
   CHECK(json::parse(text)["traceEvents"][2]["name"] == "<script>\"\\\x01\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
+namespace {
+
+// The viewer's tree with each node's function index turned back into its label: {n, v, c}.
+json named_tree(const json& node, const json& functions) {
+  json out = {{"n", node["f"] == -1 ? node["n"] : functions[node["f"].get<std::size_t>()]},
+              {"v", node["v"]},
+              {"c", json::array()}};
+  for (const json& c : node["c"]) out["c"].push_back(named_tree(c, functions));
+  return out;
+}
+
+json html_data(const std::string& page) {
+  std::size_t a = page.find("<script type=\"application/json\" id=\"data\">");
+  REQUIRE(a != std::string::npos);
+  a = page.find('>', a) + 1;
+  return json::parse(page.substr(a, page.find("</script>", a) - a));
+}
+
+}  // namespace
+
 TEST_CASE("the HTML flame graph carries the tree as data that cannot break out of its script") {
   Profile p;
   FunctionId evil = p.add_function({"</script><script>alert(1)</script>", "", 0, 0, FunctionKind::Named});
@@ -127,14 +147,12 @@ TEST_CASE("the HTML flame graph carries the tree as data that cannot break out o
   p.add_sample(0, 0, 1, &outer, 1);
   std::string page = write_html_flame_graph(p);
   CHECK(page.find("</script><script>alert") == std::string::npos);
-  std::size_t a = page.find("<script type=\"application/json\" id=\"data\">");
-  REQUIRE(a != std::string::npos);
-  a = page.find('>', a) + 1;
-  json data = json::parse(page.substr(a, page.find("</script>", a) - a));
-  CHECK(data["root"]["v"] == 4);
-  CHECK(data["root"]["c"][0]["n"] == "outer");
-  CHECK(data["root"]["c"][0]["c"][0]["n"] == "</script><script>alert(1)</script>");
-  CHECK(data["root"]["c"][0]["c"][0]["v"] == 3);
+  json data = html_data(page);
+  json tree = named_tree(data["root"], data["functions"]);
+  CHECK(tree["v"] == 4);
+  CHECK(tree["c"][0]["n"] == "outer");
+  CHECK(tree["c"][0]["c"][0]["n"] == "</script><script>alert(1)</script>");
+  CHECK(tree["c"][0]["c"][0]["v"] == 3);
   CHECK(page.find("http://") == std::string::npos);  // nothing is fetched
   CHECK(page.find("https://") == std::string::npos);
 }
@@ -244,14 +262,32 @@ TEST_CASE("speedscope evented output of the worked example matches the vector (F
 TEST_CASE("HTML flame graph of the worked example carries its call tree") {
   auto e = test::worked_example("");
   e.profile.name = "demo.lua";
-  std::string page = write_html_flame_graph(e.profile);
-  std::size_t a = page.find("<script type=\"application/json\" id=\"data\">");
-  REQUIRE(a != std::string::npos);
-  a = page.find('>', a) + 1;
-  json data = json::parse(page.substr(a, page.find("</script>", a) - a));
+  json data = html_data(write_html_flame_graph(e.profile));
   CHECK(data["title"] == "demo.lua - 1.0 s, 10 samples");
   const json want = json::parse(
       "{\"n\":\"all (10 samples)\",\"v\":10,\"c\":[{\"n\":\"main\",\"v\":10,\"c\":["
       "{\"n\":\"a\",\"v\":7,\"c\":[{\"n\":\"a\",\"v\":4,\"c\":[]}]},{\"n\":\"b\",\"v\":3,\"c\":[]}]}]}");
-  CHECK(data["root"] == want);
+  CHECK(named_tree(data["root"], data["functions"]) == want);
+  CHECK(data["seconds_per_sample"] == Approx(0.1));
+}
+
+TEST_CASE("A differential HTML flame graph carries the base run's weight of each stack") {
+  auto base = test::worked_example("");  // main: a (7, of which a again 4), b (3)
+  Profile now;
+  FunctionId main = now.add_function({"main", "", 0, 0, FunctionKind::Named});
+  FunctionId b = now.add_function({"b", "", 0, 0, FunctionKind::Named});
+  FunctionId c = now.add_function({"c", "", 0, 0, FunctionKind::Named});
+  const FunctionId mb[] = {main, b}, mc[] = {main, c};
+  now.add_sample(0, 0, 6, mb, 2);  // b grew from 3 to 6
+  now.add_sample(0, 1, 2, mc, 2);  // c is new
+  json data = html_data(write_html_flame_graph(now, &base.profile));
+  CHECK(data["base_samples"] == 10);
+  const json& m = data["root"]["c"][0];
+  CHECK(m["b"] == 10);
+  for (const json& child : m["c"]) {
+    std::string name = data["functions"][child["f"].get<std::size_t>()];
+    if (name == "b") CHECK(child["b"] == 3);
+    if (name == "c") CHECK_FALSE(child.contains("b"));  // no such stack in the base run
+  }
+  CHECK(data["title"].get<std::string>().find("against") != std::string::npos);
 }
