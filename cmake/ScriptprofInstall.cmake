@@ -51,11 +51,14 @@ configure_file(cmake/scriptprof.pc.in ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc 
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endif()
 
-# The tools and the Lua modules: luaprof and profconv (and luajitprof) in bin/, the module where
+# The tools and the Lua modules: luaprof, profconv and profdiff (and luajitprof, asprof) in bin/, the module where
 # each Lua looks under the prefix (lib/lua/5.4 for lua5.4, lib/lua/5.1 for LuaJIT), so
 # `require "profiler"` works with LUA_CPATH (or package.cpath) pointing there.
 install(TARGETS luaprof profconv profdiff RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS profiler LIBRARY DESTINATION ${SCRIPTPROF_LUA_MODULE_DIR})
+if(TARGET asprof AND SCRIPTPROF_INSTALL_DEV)
+  install(TARGETS asprof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 if(TARGET luajitprof AND SCRIPTPROF_INSTALL_DEV)
   install(TARGETS luajitprof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(TARGETS profiler_luajit LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/lua/5.1)

@@ -1,7 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scriptprof/interchange_formats.hpp"
-#include "scriptprof/json_text.hpp"
+#include "json_text.hpp"
 #include "scriptprof/timeline.hpp"
 
 namespace scriptprof {

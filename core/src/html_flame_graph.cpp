@@ -3,7 +3,7 @@
 #include "scriptprof/call_stats.hpp"
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/guile_number_format.hpp"
-#include "scriptprof/json_text.hpp"
+#include "json_text.hpp"
 
 namespace scriptprof {
 namespace {

@@ -1,4 +1,4 @@
-#include "scriptprof/json_text.hpp"
+#include "json_text.hpp"
 
 #include <cmath>
 

@@ -4,7 +4,7 @@
 
 #include "scriptprof/call_stats.hpp"
 #include "scriptprof/interchange_formats.hpp"
-#include "scriptprof/json_text.hpp"
+#include "json_text.hpp"
 #include "scriptprof/timeline.hpp"
 #include "time_scale.hpp"
 

@@ -12,6 +12,10 @@ namespace {
 thread_local AngelScriptSampler* t_current = nullptr;
 // Contexts the host suspended through suspend() and execute() has not returned yet.
 thread_local std::unordered_set<asIScriptContext*> t_host_suspends;
+// Contexts an arm may have flagged after their Execute() cleared the flags (it raced their
+// stop): their next stop under execute() is the profiler's. The flag is the context's, so
+// this outlives a run (and its sampler): execute() takes such a stop between runs too.
+thread_local std::unordered_set<asIScriptContext*> t_strays;
 
 }  // namespace
 
@@ -56,7 +60,6 @@ void AngelScriptSampler::stop() {
   if (engine_.sampling() && engine_.pending_ticks() > 0) sample_outside(nullptr);
   engine_.stop();
   if (t_current == this) t_current = nullptr;
-  strays_.clear();
   release_functions();
 }
 
@@ -78,11 +81,16 @@ ArmResult AngelScriptSampler::arm() {
     if (armed_[i].load(std::memory_order_acquire)) {
       r = ArmResult::AlreadyArmed;
     } else if (ctx && ctx->GetState() == asEXECUTION_ACTIVE) {
-      // Only an active context: its Execute() either stops at the flag or ends; a flag set as
-      // it ended is a stray execute() records (strays_).
+      // Only an active context: its Execute() either stops at the flag or clears it as it ends;
+      // a flag set as it stopped is a stray execute() records (take_arm()).
       armed_native_[i].store(ctx->GetSystemFunction(), std::memory_order_relaxed);
       armed_[i].store(ctx, std::memory_order_seq_cst);
       ctx->Suspend();
+      // A full barrier (a locked RMW), so that the flag is visible before the status is read
+      // again: still active means the VM will stop at the flag or clear it as Execute() ends;
+      // otherwise it stopped first, and the flag may outlive that Execute() (take_arm()).
+      arming_.fetch_add(0, std::memory_order_seq_cst);
+      if (ctx->GetState() != asEXECUTION_ACTIVE) armed_late_[i].store(true, std::memory_order_seq_cst);
       r = ArmResult::Armed;
     }
   }
@@ -101,37 +109,42 @@ int AngelScriptSampler::execute(asIScriptContext* ctx) {
   if (engine_.sampling() && engine_.pending_ticks() > 0) sample_outside(nullptr);
   running_[depth].ctx.store(ctx, std::memory_order_release);
   running_[depth].process = process_of(ctx);
-  asIScriptFunction* entry = ctx->GetFunction(0);
+  asIScriptFunction* entry = ctx->GetFunction(0);  // what it runs (prepared) or where it resumes
   depth_.store(depth + 1, std::memory_order_seq_cst);
   int r;
   for (;;) {
     r = ctx->Execute();
     if (r != asEXECUTION_SUSPENDED) break;
-    // Ours when arm() set the flag for this execute() (or a stray flag left on this context);
-    // the host's when it went through suspend() (both may fall at the same statement: then the
-    // host gets it, and the sample is still taken).
-    // arm() stores armed_ (seq_cst) before Suspend() sets the flag the VM stopped at.
-    bool ours = armed_[depth].load(std::memory_order_seq_cst) == ctx || strays_.erase(ctx) > 0;
-    bool host = t_host_suspends.erase(ctx) > 0 || !ours;
-    if (ours) {
-      asIScriptFunction* native = armed_native_[depth].load(std::memory_order_relaxed);
-      sample_suspended(depth + 1, native);
-      armed_[depth].store(nullptr, std::memory_order_release);
-    }
-    if (host) break;
-    entry = ctx->GetFunction(0);
+    // Who stopped it: the host through suspend(); else the profiler, when an arm of this
+    // execute() or a flag left pending by an earlier one (a stray) was there; else the host's
+    // own ctx->Suspend(). An arm and the host at the same statement: the host gets it.
+    const bool host = t_host_suspends.erase(ctx) > 0;
+    const auto [armed, stray] = take_arm(depth, ctx, true);
+    if (armed || stray) sample_suspended(depth + 1, armed ? armed_native_[depth].load(std::memory_order_relaxed) : nullptr);
+    if (host || !(armed || stray)) break;
   }
   depth_.store(depth, std::memory_order_seq_cst);
-  while (arming_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();  // see arm()
   t_host_suspends.erase(ctx);
-  // An arm that found the context still active as it ended set a flag nothing took: the
-  // context's next suspension under execute() is the profiler's.
-  if (armed_[depth].exchange(nullptr, std::memory_order_acq_rel) == ctx && r != asEXECUTION_SUSPENDED)
-    strays_.insert(ctx);
+  take_arm(depth, ctx, false);  // waits out arms in flight (see arm()), keeps a late one as a stray
   // Ticks that found the context no longer active are this context's.
   if (engine_.sampling() && engine_.pending_ticks() > 0) sample_outside(entry);
   running_[depth].ctx.store(nullptr, std::memory_order_release);
   return r;
+}
+
+// After an Execute() of ctx at `depth` returned: whether an arm of it was set (armed), and,
+// after a stop (`stopped`), whether a stray flag from before was pending (now consumed: a stop
+// clears the flags, see Execute's end). Waits for arms in flight first, so their flags are set
+// when it decides. An arm that found the context no longer active once its flag was set
+// (armed_late_) may have set it after Execute() cleared them: the context's next stop may be
+// that flag, a stray.
+std::pair<bool, bool> AngelScriptSampler::take_arm(int depth, asIScriptContext* ctx, bool stopped) {
+  while (arming_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  const bool armed = armed_[depth].exchange(nullptr, std::memory_order_seq_cst) == ctx;
+  const bool late = armed_late_[depth].exchange(false, std::memory_order_seq_cst);
+  const bool stray = stopped && t_strays.erase(ctx) > 0;
+  if (armed && late) t_strays.insert(ctx);
+  return {armed, stray};
 }
 
 void AngelScriptSampler::sample_suspended(int depth, asIScriptFunction* leaf_native) {
@@ -273,12 +286,19 @@ void AngelScriptSampler::mark_frame() {
 
 int execute(asIScriptContext* ctx) {
   if (AngelScriptSampler* s = t_current) return s->execute(ctx);
-  return ctx ? ctx->Execute() : asERROR;
+  if (!ctx) return asERROR;
+  for (;;) {
+    int r = ctx->Execute();
+    if (r != asEXECUTION_SUSPENDED) return r;
+    // Any stop consumes a stray flag; a stop that is not the host's is that flag's.
+    const bool host = t_host_suspends.erase(ctx) > 0;
+    if (t_strays.erase(ctx) == 0 || host) return r;
+  }
 }
 
 void suspend(asIScriptContext* ctx) {
   if (!ctx) return;
-  if (t_current && t_current->runs(ctx)) t_host_suspends.insert(ctx);
+  if ((t_current && t_current->runs(ctx)) || t_strays.count(ctx)) t_host_suspends.insert(ctx);
   ctx->Suspend();
 }
 

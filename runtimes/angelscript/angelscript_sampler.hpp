@@ -22,6 +22,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "scriptprof/sampler_engine.hpp"
@@ -88,6 +89,7 @@ class AngelScriptSampler final : private RuntimeAdapter {
   // A sample of the running contexts after a suspension at `depth`, ended by the registered
   // function the tick found (if any).
   void sample_suspended(int depth, asIScriptFunction* leaf_native);
+  std::pair<bool, bool> take_arm(int depth, asIScriptContext* ctx, bool stopped);  // {armed, stray}
   // Ticks that found no context to suspend (the host between scripts, a context that finished
   // first): one sample of the contexts running now, ended by `leaf` (none: "(host)").
   void sample_outside(asIScriptFunction* leaf);
@@ -114,9 +116,6 @@ class AngelScriptSampler final : private RuntimeAdapter {
   std::uint32_t next_process_ = 1;  // 0 is the host thread itself
   FunctionId host_frame_ = kNoFunction;
   bool in_sample_ = false;  // our own walk allocates through AngelScript: not the program's
-  // Contexts an arm may have flagged after their Execute() returned (the timer thread raced
-  // their end): their next suspension inside execute() is the profiler's. This thread only.
-  std::unordered_set<asIScriptContext*> strays_;
 
   // Shared with the signal handler (lock-free atomics; running_[i] is written before depth_
   // covers it, on this thread).
@@ -125,6 +124,7 @@ class AngelScriptSampler final : private RuntimeAdapter {
 
   std::atomic<asIScriptContext*> armed_[kMaxDepth] = {};          // asked to suspend, by depth
   std::atomic<asIScriptFunction*> armed_native_[kMaxDepth] = {};  // the registered function it was in
+  std::atomic<bool> armed_late_[kMaxDepth] = {};  // the arm found it stopped once its flag was set
 };
 
 // The host's call in place of ctx->Execute(): sampled when a run is on this thread.

@@ -147,8 +147,10 @@ TEST_CASE("AngelScript functions are named as declared, with class, namespace, s
   CHECK(p.functions.info(think).line == 3);
   CHECK(p.functions.info(think).last_line == 3);
   CHECK(find(p, "main()") != scriptprof::kNoFunction);
-  // Every sample of main's context is in its process, under main().
-  CHECK(p.counts(find(p, "main()")).cumulative == p.sample_weight());
+  // Every sample is under main(), but a tick after main() returned and before stop(): the
+  // host's own code, "(host)".
+  CHECK(cumulative(p, "main()") + cumulative(p, "(host)") == static_cast<double>(p.sample_weight()));
+  CHECK(cumulative(p, "(host)") <= 2);
 }
 
 TEST_CASE("A known split is measured in AngelScript at 1 kHz") {
@@ -284,6 +286,7 @@ TEST_CASE("Many AngelScript runs add to one profile, with one function per decla
   int spins = 0;
   for (FunctionId f = 0; f < p.functions.size(); ++f) spins += p.functions.info(f).name == "spin(int)";
   CHECK(spins == 1);
+  INFO(scriptprof::write_folded(p));  // (a tick left as inner() ended went to spin() alone)
   // Ticks between runs of the script, in the host's own code, are "(host)", not the script's.
   CHECK(cumulative(p, "inner()") + cumulative(p, "(host)") == static_cast<double>(p.sample_weight()));
   CHECK(cumulative(p, "inner()") > 0.95 * static_cast<double>(p.sample_weight()));

@@ -12,12 +12,16 @@ echo "== the installed tools and modules"
 "$work/prefix/bin/luaprof" --hz 1000 -e 'local x = 0 for i = 1, 3e6 do x = x + i end' | grep -q "main chunk"
 "$work/prefix/bin/luaprof" --hz 1000 -o "$work/tools.folded" -e 'local x = 0 for i = 1, 3e6 do x = x + i end' >/dev/null
 "$work/prefix/bin/profconv" "$work/tools.folded" | grep -q "Sample count"
+"$work/prefix/bin/profdiff" "$work/tools.folded" "$work/tools.folded" | grep -q "main chunk"
 lua5.4 -e "package.cpath='$work/prefix/lib/lua/5.4/?.so'" -e 'assert(require("profiler").statprof)'
 if [ -x "$work/prefix/bin/luajitprof" ]; then
   "$work/prefix/bin/luajitprof" --hz 1000 -e 'local x = 0 for i = 1, 3e7 do x = x + i end' | grep -q "jit%"
   luajit -e "package.cpath='$work/prefix/lib/lua/5.1/?.so'" -e 'assert(require("profiler").statprof)'
 fi
-echo "luaprof, profconv, luajitprof and both modules run from the prefix"
+if [ -x "$work/prefix/bin/asprof" ]; then
+  "$work/prefix/bin/asprof" --hz 1000 "$src/samples/angelscript/game.as" 20 | grep -q "Enemy::find_path"
+fi
+echo "luaprof, profconv, profdiff, luajitprof, asprof and both modules run from the prefix"
 
 echo "== find_package(scriptprof) after cmake --install"
 cmake -S "$src/tests/host" -B "$work/package" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
