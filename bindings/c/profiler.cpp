@@ -63,6 +63,17 @@ std::string describe(const Profiler::Session& s) {
   return s.L ? state_name(s.L) : std::string("a native thread");
 }
 
+// The run settings of the profiler's options, the same for every kind of session.
+RunSettings run_settings(const ProfilerOptions& o) {
+  RunSettings settings;
+  settings.clock = o.clock;
+  settings.period_ns = o.period_ns;
+  settings.count_calls = o.count_calls;
+  settings.full_stacks = o.full_stacks;
+  settings.max_samples = o.max_samples;
+  return settings;
+}
+
 bool fail(std::string* error, std::string message) {
   if (error) *error = std::move(message);
   return false;
@@ -200,11 +211,7 @@ bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
   // Past the checks above, only the system can refuse: the timer, the signal handler, memory.
   if (kind) *kind = Failure::System;
   lua::SamplerSettings settings;  // one set of run settings for both kinds of session
-  settings.clock = options_.clock;
-  settings.period_ns = options_.period_ns;
-  settings.count_calls = options_.count_calls;
-  settings.full_stacks = options_.full_stacks;
-  settings.max_samples = options_.max_samples;
+  static_cast<RunSettings&>(settings) = run_settings(options_);
   std::string why;
   if (s->native) {
     RunSettings native_run = settings;
@@ -319,12 +326,7 @@ bool Profiler::start_angelscript(std::string* error, Failure* kind) {
   for (const auto& other : sessions_)
     if (other.get() != s && other->running && other->thread == std::this_thread::get_id())
       return fail(error, "start: this thread already samples " + describe(*other) + "; stop that first");
-  RunSettings settings;
-  settings.clock = options_.clock;
-  settings.period_ns = options_.period_ns;
-  settings.count_calls = options_.count_calls;
-  settings.full_stacks = options_.full_stacks;
-  settings.max_samples = options_.max_samples;
+  const RunSettings settings = run_settings(options_);
   std::string why;
   if (!s->script->start(settings, &why)) {
     // Counted calls are a capability AngelScript lacks (the caller's options asked for them);
