@@ -96,7 +96,10 @@ local function caller() for _ = 1, 40 do helper(1e6) end end
 profiler.statprof(function() caller() end, {hz = 1000, display = false})
 profiler.report("allegro", path, {hidden = {"helper", "other"}})
 local text = io.open(path):read("a")
-H.check(text:find("100.0 100.0", 1, true) and text:find("... caller", 1, true) and not text:find("helper", 1, true),
+-- caller holds every sample but a tick that landed in the wrapper around it (the run is about
+-- 0.1 s on a fast machine, so one such tick is 1%: "100.0" was too strict).
+local share = tonumber(text:match("\n%s*([%d.]+)%s+[%d.]+%s+[%d.]+%s+[%d.]+%s+%.%.%. caller"))
+H.check(share and share >= 97 and not text:find("helper", 1, true),
         "hidden functions fold into caller:\n%s", text)
 profiler.display_defaults{hidden_packages = {"test_controls"}, significance_threshold = 0.02}
 profiler.report("allegro", path)
