@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "../core/function_lookup.hpp"
 #include "angelscript_sampler.hpp"
 #include "scriptprof/folded_stacks.hpp"
 
@@ -20,6 +21,7 @@ using scriptprof::FunctionId;
 using scriptprof::Profile;
 using scriptprof::RunSettings;
 using scriptprof::SampleKind;
+using scriptprof::test::function_named;
 using namespace scriptprof::angelscript;  // and AngelScript's namespace, where it has one
 
 namespace {
@@ -90,14 +92,8 @@ RunSettings at_hz(unsigned hz) {
   return s;
 }
 
-FunctionId find(const Profile& p, const std::string& name) {
-  for (FunctionId f = 0; f < p.functions.size(); ++f)
-    if (p.functions.info(f).name == name) return f;
-  return scriptprof::kNoFunction;
-}
-
 double cumulative(const Profile& p, const std::string& name) {
-  FunctionId f = find(p, name);
+  FunctionId f = function_named(p, name);
   return f == scriptprof::kNoFunction ? 0.0 : static_cast<double>(p.counts(f).cumulative);
 }
 
@@ -138,15 +134,15 @@ TEST_CASE("AngelScript functions are named as declared, with class, namespace, s
   REQUIRE(s.run("void main()") == asEXECUTION_FINISHED);
   sampler.stop();
   const Profile& p = sampler.profile(SampleKind::Time);
-  FunctionId update = find(p, "Player::update(float)");
-  FunctionId think = find(p, "ai::think(int)");
+  FunctionId update = function_named(p, "Player::update(float)");
+  FunctionId think = function_named(p, "ai::think(int)");
   REQUIRE(update != scriptprof::kNoFunction);
   REQUIRE(think != scriptprof::kNoFunction);
   CHECK(p.functions.info(update).file == "test.as");
   CHECK(p.functions.info(update).line == 7);
   CHECK(p.functions.info(think).line == 3);
   CHECK(p.functions.info(think).last_line == 3);
-  CHECK(find(p, "main()") != scriptprof::kNoFunction);
+  CHECK(function_named(p, "main()") != scriptprof::kNoFunction);
   // Every sample is under main(), but a tick after main() returned and before stop(): the
   // host's own code, "(host)".
   CHECK(cumulative(p, "main()") + cumulative(p, "(host)") == static_cast<double>(p.sample_weight()));
@@ -217,7 +213,7 @@ TEST_CASE("A host's own Execute() of another context is sampled as its registere
   REQUIRE(s.run("void outer_raw()") == asEXECUTION_FINISHED);  // nested_raw checks FINISHED inside
   sampler.stop();
   const Profile& p = sampler.profile(SampleKind::Time);
-  FunctionId raw = find(p, "nested_raw(const string&in)");
+  FunctionId raw = function_named(p, "nested_raw(const string&in)");
   REQUIRE(raw != scriptprof::kNoFunction);
   CHECK(static_cast<double>(p.counts(raw).self) > 0.8 * static_cast<double>(p.sample_weight()));
 }

@@ -12,11 +12,13 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include "../core/function_lookup.hpp"
 #include "luajit_sampler.hpp"
 
 using scriptprof::FunctionId;
 using scriptprof::Profile;
 using scriptprof::RunSettings;
+using scriptprof::test::function_named;
 using scriptprof::luajit::LuaJitSampler;
 
 namespace {
@@ -59,12 +61,6 @@ RunSettings at_hz(unsigned hz) {
   return s;
 }
 
-FunctionId find(const Profile& p, const std::string& name) {
-  for (FunctionId f = 0; f < p.functions.size(); ++f)
-    if (p.functions.info(f).name == name) return f;
-  return scriptprof::kNoFunction;
-}
-
 const char* kSplit = R"(
   local function spin(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
   local function heavy() local r = spin(3 * 4000000) return r end
@@ -83,7 +79,7 @@ TEST_CASE("A known split is measured inside compiled code, with the JIT on") {
   REQUIRE(s.run(kSplit).empty());
   sampler.stop();
   const Profile& p = sampler.profile();
-  FunctionId heavy = find(p, "heavy"), light = find(p, "light"), spin = find(p, "spin");
+  FunctionId heavy = function_named(p, "heavy"), light = function_named(p, "light"), spin = function_named(p, "spin");
   REQUIRE(heavy != scriptprof::kNoFunction);
   REQUIRE(light != scriptprof::kNoFunction);
   REQUIRE(spin != scriptprof::kNoFunction);
@@ -108,7 +104,7 @@ TEST_CASE("Time in LuaJIT's collector is a (gc) frame, and the profile's GC time
   )").empty());
   sampler.stop();
   const Profile& p = sampler.profile();
-  FunctionId gc = find(p, "(gc)");
+  FunctionId gc = function_named(p, "(gc)");
   REQUIRE(gc != scriptprof::kNoFunction);
   CHECK(p.functions.info(gc).collector);
   CHECK(p.counts(gc).self > 0);
@@ -129,8 +125,8 @@ TEST_CASE("LuaJIT functions are named by their declarations and their libraries"
   )").empty());
   sampler.stop();
   const Profile& p = sampler.profile();
-  CHECK(find(p, "Vec.new") != scriptprof::kNoFunction);
-  CHECK(find(p, "update") != scriptprof::kNoFunction);
+  CHECK(function_named(p, "Vec.new") != scriptprof::kNoFunction);
+  CHECK(function_named(p, "update") != scriptprof::kNoFunction);
   for (FunctionId f = 0; f < p.functions.size(); ++f) CHECK(p.functions.info(f).name != "?");
 }
 
@@ -146,7 +142,7 @@ TEST_CASE("Exact counts turn the JIT off for the run and back on at its end") {
   sampler.stop();
   CHECK(s.boolean("jit.status()"));
   const Profile& p = sampler.profile();
-  FunctionId fib = find(p, "fib");
+  FunctionId fib = function_named(p, "fib");
   REQUIRE(fib != scriptprof::kNoFunction);
   CHECK(p.counts(fib).calls.value_or(0) == 1973);  // fib(15) makes 1973 calls
   CHECK(p.runtime_note.find("JIT was off") != std::string::npos);
@@ -215,7 +211,7 @@ TEST_CASE("A coroutine's samples sit under the frames that resumed it, wrap incl
   )").empty());
   sampler.stop();
   const Profile& p = sampler.profile();
-  FunctionId inner = find(p, "inner"), outer = find(p, "outer"), driver = find(p, "driver");
+  FunctionId inner = function_named(p, "inner"), outer = function_named(p, "outer"), driver = function_named(p, "driver");
   REQUIRE(inner != scriptprof::kNoFunction);
   REQUIRE(outer != scriptprof::kNoFunction);
   REQUIRE(driver != scriptprof::kNoFunction);
@@ -284,7 +280,7 @@ TEST_CASE("gc samples: a stack after every LuaJIT collection, charged to the cod
   )").empty());
   sampler.stop();
   const Profile& p = sampler.shared_profile(scriptprof::SampleKind::Gc).operator*();
-  FunctionId churn = find(p, "churn"), quiet = find(p, "quiet");
+  FunctionId churn = function_named(p, "churn"), quiet = function_named(p, "quiet");
   REQUIRE(churn != scriptprof::kNoFunction);
   CHECK(p.sample_weight() >= 5);  // one per cycle: 4M small tables make several cycles
   CHECK(p.counts(churn).cumulative * 10 >= p.sample_weight() * 9);
@@ -316,7 +312,7 @@ TEST_CASE("Allocation samples: bytes charged to the code that allocated them, JI
   )").empty());
   sampler.stop();
   const Profile& p = *sampler.shared_profile(scriptprof::SampleKind::Space);
-  FunctionId big = find(p, "big"), small = find(p, "small");
+  FunctionId big = function_named(p, "big"), small = function_named(p, "small");
   REQUIRE(big != scriptprof::kNoFunction);
   REQUIRE(small != scriptprof::kNoFunction);
   const double b = static_cast<double>(p.counts(big).cumulative), m = static_cast<double>(p.counts(small).cumulative);
@@ -337,7 +333,7 @@ TEST_CASE("Time in a C function is a (C) frame under its Lua caller, not the cal
   )").empty());
   sampler.stop();
   const Profile& p = sampler.profile();
-  FunctionId c = find(p, "(C)"), build = find(p, "build");
+  FunctionId c = function_named(p, "(C)"), build = function_named(p, "build");
   REQUIRE(c != scriptprof::kNoFunction);
   REQUIRE(build != scriptprof::kNoFunction);
   CHECK(p.counts(c).self * 2 > p.counts(build).cumulative);  // string.rep is most of build's time

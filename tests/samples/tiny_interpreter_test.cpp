@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "../core/function_lookup.hpp"
 #include "scriptprof/profile.hpp"
 #include "tiny_adapter.hpp"
 
@@ -24,10 +25,9 @@ def cold
 )";
 
 scriptprof::FunctionId id_of(const scriptprof::Profile& p, const std::string& name) {
-  for (scriptprof::FunctionId f = 0; f < p.functions.size(); ++f)
-    if (p.functions.info(f).name == name) return f;
-  FAIL("no function " << name);
-  return scriptprof::kNoFunction;
+  scriptprof::FunctionId f = scriptprof::test::function_named(p, name);
+  if (f == scriptprof::kNoFunction) FAIL("no function " << name);
+  return f;
 }
 
 }  // namespace
