@@ -231,7 +231,8 @@ void AngelScriptSampler::append_function(asIScriptFunction* f, int line) {
 
 std::uint32_t AngelScriptSampler::process_of(asIScriptContext* ctx) {
   auto [it, added] = processes_.try_emplace(ctx, next_process_);
-  if (added) ++next_process_;
+  if (!added) return it->second;  // named when first met this run (execute() runs per frame)
+  ++next_process_;
   std::string name;
   auto named = context_names_.find(ctx);
   if (named != context_names_.end()) {
