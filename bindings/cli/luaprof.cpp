@@ -94,9 +94,11 @@ struct MainArgs {
   const Options* options;
 };
 
-// Runs in protected mode, as lua.c's pmain does (so tracebacks end in "[C]: in ?").
+// Runs in protected mode, as lua.c's pmain does (so tracebacks end in "[C]: in ?"), with its
+// two arguments: the script then starts on the same stack slot as under lua5.4, and a runaway
+// recursion overflows at the same depth.
 int protected_main(lua_State* L) {
-  auto* a = static_cast<MainArgs*>(lua_touserdata(L, 1));
+  auto* a = static_cast<MainArgs*>(lua_touserdata(L, 2));
   const Options& o = *a->options;
   const bool has_script = o.script < a->argc;
   // As lua.c: without a script, the options are arg[1..] and arg[0] is the program.
@@ -188,8 +190,9 @@ int main(int argc, char** argv) {
   std::atexit(finish_report);  // os.exit() leaves through exit(): the report still comes out
   MainArgs args{argc, argv, &options};
   lua_pushcfunction(L, protected_main);
+  lua_pushinteger(L, argc);  // as lua.c: argc, then argv
   lua_pushlightuserdata(L, &args);
-  int status = lua_pcall(L, 1, 1, 0);
+  int status = lua_pcall(L, 2, 1, 0);
   int ok = lua_toboolean(L, -1);
   luarunner::report_status(L, status);
   finish_report();

@@ -21,7 +21,7 @@ void set_count(lua_State* L, int table, const char* key, std::uint64_t n) {
 }
 
 void push_call_data(lua_State* L, const Profile& p, const CallStats& s) {
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 6);
   lua_pushstring(L, p.functions.label(s.function).c_str());
   lua_setfield(L, -2, "name");
   if (s.calls) lua_pushinteger(L, static_cast<lua_Integer>(*s.calls));
@@ -30,6 +30,11 @@ void push_call_data(lua_State* L, const Profile& p, const CallStats& s) {
   set_count(L, -1, "cum_samples", s.cum_samples);
   set_count(L, -1, "self_samples", s.self_samples);
   set_count(L, -1, "function_id", s.function);
+  // Self samples that ran JIT-compiled code: only a runtime with a JIT (LuaJIT) tells, and only
+  // of script code ((gc), (jit) and C functions never run compiled script).
+  const FunctionKind kind = p.functions.info(s.function).kind;
+  if (p.jit_shares && kind != FunctionKind::Pseudo && kind != FunctionKind::Native)
+    set_count(L, -1, "compiled_samples", p.counts(s.function).compiled);
 }
 
 // The function a call-data table stands for, checked against the current profile.
@@ -82,6 +87,7 @@ int l_call_data_name(lua_State* L) { return field_of_call_data(L, "name"); }
 int l_call_data_calls(lua_State* L) { return field_of_call_data(L, "calls"); }
 int l_call_data_cum_samples(lua_State* L) { return field_of_call_data(L, "cum_samples"); }
 int l_call_data_self_samples(lua_State* L) { return field_of_call_data(L, "self_samples"); }
+int l_call_data_compiled_samples(lua_State* L) { return field_of_call_data(L, "compiled_samples"); }
 
 int l_call_data_stats(lua_State* L) {
   FunctionId f = checked_function(L, 1);

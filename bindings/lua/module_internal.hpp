@@ -89,6 +89,7 @@ int l_call_data_name(lua_State* L);
 int l_call_data_calls(lua_State* L);
 int l_call_data_cum_samples(lua_State* L);
 int l_call_data_self_samples(lua_State* L);
+int l_call_data_compiled_samples(lua_State* L);
 int l_call_data_stats(lua_State* L);
 int l_stats_proc_name(lua_State* L);
 int l_stats_pct_time_in_proc(lua_State* L);

@@ -55,6 +55,7 @@ const luaL_Reg kFunctions[] = {
     {"call_data_calls", l_call_data_calls},
     {"call_data_cum_samples", l_call_data_cum_samples},
     {"call_data_self_samples", l_call_data_self_samples},
+    {"call_data_compiled_samples", l_call_data_compiled_samples},
     {"call_data_stats", l_call_data_stats},
     {"stats_proc_name", l_stats_proc_name},
     {"stats_pct_time_in_proc", l_stats_pct_time_in_proc},

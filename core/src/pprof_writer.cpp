@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "scriptprof/interchange_formats.hpp"
@@ -131,17 +132,32 @@ std::string write_pprof(const Profile& p, bool gzip) {
           used_locations[loc] = true;
           used[function_of(loc)] = true;
         }
-        std::string sample;
-        field_packed(sample, 1, locations);
-        if (space) field_packed(sample, 2, {node.self});
-        else field_packed(sample, 2, {node.self, node.self * p.period_ns});
-        if (label_threads) {
-          std::string label;
-          field_varint(label, 1, strings.index("thread"));
-          field_varint(label, 2, strings.index(thread_name));
-          field_bytes(sample, 3, label);
+        auto label = [&](std::string& sample, const char* key, const std::string& value) {
+          std::string l;
+          field_varint(l, 1, strings.index(key));
+          field_varint(l, 2, strings.index(value));
+          field_bytes(sample, 3, l);
+        };
+        auto emit = [&](std::uint64_t weight, const char* jit) {
+          std::string sample;
+          field_packed(sample, 1, locations);
+          if (space) field_packed(sample, 2, {weight});
+          else field_packed(sample, 2, {weight, weight * p.period_ns});
+          if (label_threads) label(sample, "thread", thread_name);
+          if (jit) label(sample, "jit", jit);
+          field_bytes(out, 2, sample);
+        };
+        // A JIT runtime's Lua leaf splits by how its code ran: label jit=compiled/interpreted
+        // (go tool pprof -tags, -tagfocus=jit=compiled).
+        const FunctionKind leaf_kind = p.functions.info(function_of(node.function)).kind;
+        const std::optional<std::uint64_t> compiled =
+            leaf_kind == FunctionKind::Script || leaf_kind == FunctionKind::Main ? p.compiled_at(tree, n) : std::nullopt;
+        if (!compiled) {
+          emit(node.self, nullptr);
+        } else {
+          if (*compiled) emit(*compiled, "compiled");
+          if (node.self > *compiled) emit(node.self - *compiled, "interpreted");
         }
-        field_bytes(out, 2, sample);
       }
       std::vector<NodeId> kids;
       for (NodeId c = node.first_child; c != kNoNode; c = tree.node(c).next_sibling) kids.push_back(c);

@@ -42,6 +42,8 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
                          const FunctionId* frames, std::size_t n, const int* lines) {
   total_weight_ += weight;
   NodeId leaf = tree.add_path(thread, frames, n, weight);
+  last_leaf_ = leaf;
+  last_line_leaf_ = kNoNode;
   if (keep_samples) samples.push_back({leaf, thread, weight, t_ns});
   if (n == 0) {
     empty_weight_ += weight;
@@ -83,9 +85,25 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
       }
     }
     if (lines && lines[n - 1] > 0) last->counts.self += weight;
-    line_tree_.add_path(thread, path_.data(), n, weight);
+    last_line_leaf_ = line_tree_.add_path(thread, path_.data(), n, weight);
   }
   return leaf;
+}
+
+void Profile::add_jit_share(NodeId leaf, std::uint64_t weight, bool compiled) {
+  jit_shares = true;
+  jit_paths_ = true;
+  if (!compiled || leaf == kNoNode || leaf != last_leaf_) return;
+  counts_[tree.node(leaf).function].compiled += weight;
+  compiled_nodes_[leaf] += weight;
+  if (last_line_leaf_ != kNoNode) compiled_line_nodes_[last_line_leaf_] += weight;
+}
+
+std::optional<std::uint64_t> Profile::compiled_at(const CallTree& t, NodeId node) const {
+  if (!jit_paths_) return std::nullopt;
+  const auto& m = &t == &line_tree_ ? compiled_line_nodes_ : compiled_nodes_;
+  auto it = m.find(node);
+  return it == m.end() ? 0 : it->second;
 }
 
 std::map<int, LineCounts> Profile::line_counts(FunctionId f) const {
@@ -140,6 +158,10 @@ void Profile::clear() {
   lines_.clear();
   locations_.clear();
   line_tree_ = CallTree{};
+  last_leaf_ = last_line_leaf_ = kNoNode;
+  jit_paths_ = false;
+  compiled_nodes_.clear();
+  compiled_line_nodes_.clear();
   total_seconds = 0.0;
   gc_seconds = 0.0;
   health = SamplerHealth{};
@@ -226,7 +248,9 @@ std::size_t Profile::bytes() const {
                   counts_.capacity() * sizeof(FunctionCounts) + seen_stamp_.capacity() * sizeof(std::uint32_t) +
                   callers_.capacity() * sizeof(callers_[0]) + lines_.size() * kMapEntry +
                   lines_.bucket_count() * sizeof(void*) + locations_.capacity() * sizeof(Location) +
-                  line_tree_.bytes() + path_.capacity() * sizeof(FunctionId);
+                  line_tree_.bytes() + path_.capacity() * sizeof(FunctionId) +
+                  // a hash node: the pair, its next pointer, its bucket
+                  (compiled_nodes_.size() + compiled_line_nodes_.size()) * (sizeof(std::pair<NodeId, std::uint64_t>) + 2 * sizeof(void*));
   for (const auto& arcs : callers_) n += arcs.capacity() * sizeof(arcs[0]);
   return n;
 }

@@ -37,6 +37,7 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
     const auto& frames = file.at("shared").at("frames");
     if (!frames.is_array()) throw Fail{"shared.frames must be an array"};
     std::vector<FunctionId> ids;
+    std::vector<std::pair<FunctionId, double>> compiled_shares;  // ours: a JIT's share per frame
     for (std::size_t i = 0; i < frames.size(); ++i) {
       const auto& f = frames[i];
       if (!f.is_object() || !f.contains("name") || !f["name"].is_string())
@@ -47,6 +48,12 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
       if (f.contains("file") && f["file"].is_string()) info.file = f["file"].get<std::string>();
       if (f.contains("line") && f["line"].is_number_integer()) info.line = f["line"].get<int>();
       ids.push_back(out->add_function(std::move(info)));
+      if (f.contains("compiled")) {
+        const auto& c = f["compiled"];
+        if (!c.is_number() || !(c.get<double>() >= 0 && c.get<double>() <= 1))
+          throw Fail{"shared.frames[" + std::to_string(i) + "].compiled must be a number in [0, 1]"};
+        compiled_shares.emplace_back(ids.back(), c.get<double>());
+      }
     }
     auto frame_id = [&](const nlohmann::json& v, const std::string& where) {
       if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::uint64_t>() >= ids.size())
@@ -145,6 +152,8 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
       }
       out->total_seconds = total_ns / 1e9;
     }
+    for (const auto& [f, share] : compiled_shares)
+      out->restore_compiled(f, static_cast<std::uint64_t>(std::llround(share * static_cast<double>(out->counts(f).self))));
     out->name = file.value("name", "");
   } catch (const Fail& f) {
     if (error) *error = f.message;

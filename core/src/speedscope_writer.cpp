@@ -17,7 +17,7 @@ std::string profile_title(const Profile& p, const std::string& name, std::uint32
 }
 
 // A frame for speedscope: its label as the name (unique, and what every report calls it, so
-// it reads back the same), with the file and line where known.
+// it reads back the same), with the file and line where known, and its compiled share.
 nlohmann::json speedscope_frame(const Profile& p, FunctionId f) {
   const FunctionInfo& info = p.functions.info(f);
   nlohmann::json frame;
@@ -26,6 +26,11 @@ nlohmann::json speedscope_frame(const Profile& p, FunctionId f) {
     frame["file"] = info.file;
     if (info.line > 0) frame["line"] = info.line;
   }
+  // A JIT runtime's share of the function's own time that ran compiled (speedscope ignores
+  // the field; our reader gives it back to the flat report's jit% column).
+  const std::uint64_t self = p.counts(f).self;
+  if (p.jit_shares && self > 0 && info.kind != FunctionKind::Pseudo && info.kind != FunctionKind::Native)
+    frame["compiled"] = static_cast<double>(p.counts(f).compiled) / static_cast<double>(self);
   return frame;
 }
 

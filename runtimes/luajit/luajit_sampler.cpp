@@ -167,8 +167,8 @@ void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
                                          : pseudo_function(&c_code_id_, "(C)", false));
       lines_.push_back(0);
     }
-    engine_.record(SampleKind::Time, w.ticks, process, w.since_ns);
-    if (!frames_.empty()) engine_.profile(SampleKind::Time).add_jit_share(frames_.back(), w.ticks, vmstate == 'N');
+    const NodeId leaf = engine_.record(SampleKind::Time, w.ticks, process, w.since_ns);
+    if (!frames_.empty()) engine_.profile(SampleKind::Time).add_jit_share(leaf, w.ticks, vmstate == 'N');
   }
   engine_.leave_sampling();
   in_profiler_ = false;

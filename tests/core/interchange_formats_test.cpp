@@ -10,6 +10,7 @@
 #include "scriptprof/interval_formats.hpp"
 #include "scriptprof/profile_io.hpp"
 #include "scriptprof/timeline.hpp"
+#include "function_lookup.hpp"
 #include "vector_file.hpp"
 
 using namespace scriptprof;
@@ -82,6 +83,46 @@ TEST_CASE("speedscope files read back - sampled and evented") {
   evented["profiles"][0]["events"][2]["type"] = "C";
   CHECK_FALSE(read_speedscope(evented.dump(), &back, &error));
   CHECK(error == "profiles[0].events[3]: closes a frame that is not on top");  // [2] closed a; [3] is not on top
+}
+
+TEST_CASE("A JIT's compiled share: per function in speedscope (read back), per path in pprof labels") {
+  Profile p;
+  p.period_ns = 1'000'000;
+  FunctionId outer = p.add_function({"outer", "a.lua", 1, 9, FunctionKind::Script});
+  FunctionId hot = p.add_function({"hot", "a.lua", 2, 4, FunctionKind::Script});
+  FunctionId gc = p.add_function({"(gc)", "", 0, 0, FunctionKind::Pseudo});
+  const FunctionId via_outer[] = {outer, hot}, alone[] = {hot}, collecting[] = {outer, gc};
+  for (int i = 0; i < 10; ++i) p.add_jit_share(p.add_sample(0, 0, 1, via_outer, 2), 1, i < 7);  // 7 of 10
+  for (int i = 0; i < 4; ++i) p.add_jit_share(p.add_sample(0, 0, 1, alone, 1), 1, i == 0);      // 1 of 4
+  p.add_jit_share(p.add_sample(0, 0, 3, collecting, 2), 3, false);
+  p.total_seconds = 0.017;
+  CHECK(p.counts(hot).compiled == 8);
+  CHECK(p.compiled_at(p.tree, p.tree.child(p.tree.child(p.tree.root(0), outer), hot)) == 7u);
+  CHECK(p.compiled_at(p.tree, p.tree.child(p.tree.root(0), hot)) == 1u);
+
+  json ss = json::parse(write_speedscope(p));
+  CHECK(ss["shared"]["frames"][hot]["compiled"].get<double>() == Approx(8.0 / 14.0));
+  CHECK_FALSE(ss["shared"]["frames"][outer].contains("compiled"));  // no self time
+  CHECK_FALSE(ss["shared"]["frames"][gc].contains("compiled"));     // not code that compiles
+  Profile back;
+  std::string error;
+  REQUIRE(read_speedscope(ss.dump(), &back, &error));
+  CHECK(back.jit_shares);
+  REQUIRE(test::function_named(back, "hot (a.lua:2)") != kNoFunction);
+  CHECK(back.counts(test::function_named(back, "hot (a.lua:2)")).compiled == 8);
+  CHECK_FALSE(back.compiled_at(back.tree, back.tree.root(0)));  // a file keeps no per-path share
+  ss["shared"]["frames"][hot]["compiled"] = 1.5;
+  CHECK_FALSE(read_speedscope(ss.dump(), &back, &error));
+  CHECK(error == "shared.frames[1].compiled must be a number in [0, 1]");
+
+  // pprof: hot's two paths split into labeled samples; (gc) carries no label.
+  const std::string raw = write_pprof(p, false);
+  for (const char* s : {"jit", "compiled", "interpreted"}) CHECK(raw.find(s) != std::string::npos);
+  Profile plain;
+  plain.period_ns = 1'000'000;
+  const FunctionId f = plain.add_function({"f", "a.lua", 1, 2, FunctionKind::Script});
+  plain.add_sample(0, 0, 1, &f, 1);
+  CHECK(write_pprof(plain, false).find("interpreted") == std::string::npos);  // no JIT: no label
 }
 
 TEST_CASE("Chrome trace of the worked example matches the vector (FORMATS 10.3)") {

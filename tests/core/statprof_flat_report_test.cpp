@@ -115,11 +115,9 @@ TEST_CASE("a JIT runtime's compiled share is a jit% column, and a runtime note h
   const FunctionId stack_hot[] = {cold, hot};
   const FunctionId stack_cold[] = {cold};
   for (int i = 0; i < 4; ++i) {
-    p.add_sample(0, 0, 1, stack_hot, 2);
-    p.add_jit_share(hot, 1, i != 0);  // 3 of hot's 4 samples ran compiled
+    p.add_jit_share(p.add_sample(0, 0, 1, stack_hot, 2), 1, i != 0);  // 3 of hot's 4 samples ran compiled
   }
-  p.add_sample(0, 0, 1, stack_cold, 1);
-  p.add_jit_share(cold, 1, false);
+  p.add_jit_share(p.add_sample(0, 0, 1, stack_cold, 1), 1, false);
   p.total_seconds = 0.005;
   std::string without_note = statprof_flat_report(p, {});
   CHECK(without_note.find("seconds   jit%  procedure\n") != std::string::npos);

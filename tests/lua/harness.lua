@@ -23,6 +23,7 @@ function H.counts(profiler)
       self = profiler.call_data_self_samples(cd),
       cum = profiler.call_data_cum_samples(cd),
       calls = profiler.call_data_calls(cd),
+      compiled = profiler.call_data_compiled_samples(cd),
     }
     return acc
   end, {})

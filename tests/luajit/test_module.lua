@@ -26,6 +26,25 @@ local text = io.open(report):read("*a")
 os.remove(report)
 H.check(text:find("jit%%") and text:find("spin %("), "the report has the jit%% column and spin:\n%s", text)
 H.check(profiler.status() == "analyzed", "status after statprof: %s", profiler.status())
+-- The compiled share: spin's loop runs compiled; pprof splits its samples by a jit label, and
+-- go tool pprof's jit=compiled total is the compiled samples (1 ms each at 1000 Hz).
+local sp = H.find(counts, "spin (")
+local compiled = 0
+profiler.fold_call_data(function(cd) compiled = compiled + (profiler.call_data_compiled_samples(cd) or 0) end)
+H.check(sp and sp.compiled and sp.compiled >= 0.8 * sp.self, "spin ran compiled: %s of %s self samples",
+        sp and tostring(sp.compiled), sp and sp.self)
+H.check(H.find(counts, "(jit)") == nil or H.find(counts, "(jit)").compiled == nil, "(jit) has no compiled share")
+if os.execute("command -v go >/dev/null 2>&1") == 0 then
+  local pb = os.tmpname()
+  profiler.write(pb, "pprof")
+  local p = io.popen(string.format("HOME=%s go tool pprof -top -symbolize=none -tagfocus=jit=compiled %s 2>&1",
+                                   os.getenv("TMPDIR") or "/tmp", pb))
+  local top = p:read("*a")
+  p:close()
+  os.remove(pb)
+  local ms = tonumber(top:match("Showing nodes accounting for ([%d.]+)ms"))
+  H.check(ms == compiled, "pprof's jit=compiled total %s ms, our compiled samples %d:\n%s", tostring(ms), compiled, top)
+end
 
 -- An error in fn stops the run, writes the report, and passes through with its value.
 local ok, err = pcall(profiler.statprof, function() spin(100000) error({ code = 7 }) end, { hz = 1000, display = false })

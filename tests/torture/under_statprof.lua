@@ -11,7 +11,7 @@ local modes = {
   alloc = {hz = false, alloc = 4096},
   all = {hz = 10000, count_calls = true, gc = true, alloc = 4096, full_stacks = true},
 }
-local script_arg = {[0] = script, table.unpack(arg, 4)}
+local script_arg = {[0] = script, (table.unpack or unpack)(arg, 4)}
 arg = script_arg
 local function body() dofile(script) end
 local opts = modes[mode] or assert(mode == "plain" and {}, "unknown mode " .. tostring(mode))

@@ -90,11 +90,17 @@ class Profile {
   // Returns the call tree node of the sample's leaf.
   NodeId add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
                     const FunctionId* frames, std::size_t n, const int* lines = nullptr);
-  // A sample of `weight` whose innermost function `leaf` ran JIT-compiled code (or not).
-  void add_jit_share(FunctionId leaf, std::uint64_t weight, bool compiled) {
+  // The sample add_sample just recorded (`leaf` is the node it returned) ran JIT-compiled code
+  // in its innermost frame, or interpreted code: kept per function and per path.
+  void add_jit_share(NodeId leaf, std::uint64_t weight, bool compiled);
+  // A function's compiled self weight as a file gave it: per function only, no paths.
+  void restore_compiled(FunctionId f, std::uint64_t weight) {
     jit_shares = true;
-    if (compiled) counts_[leaf].compiled += weight;
+    counts_[f].compiled = weight;
   }
+  // The compiled self weight at `node` of `t` (tree or line_tree()); nullopt when the profile
+  // does not know it per path (no JIT, or read from a file that kept only per-function shares).
+  std::optional<std::uint64_t> compiled_at(const CallTree& t, NodeId node) const;
   // Per-line samples of `f`, by line number (empty when no lines were recorded).
   std::map<int, LineCounts> line_counts(FunctionId f) const;
   // The stacks at line level, when the runtime gave lines: a call tree whose node "functions"
@@ -184,6 +190,10 @@ class Profile {
   std::vector<Location> locations_;
   CallTree line_tree_;
   std::vector<FunctionId> path_;  // add_sample's scratch: the sample's locations
+  // The last sample's leaves, for add_jit_share; its compiled weight per leaf node of each tree.
+  NodeId last_leaf_ = kNoNode, last_line_leaf_ = kNoNode;
+  bool jit_paths_ = false;
+  std::unordered_map<NodeId, std::uint64_t> compiled_nodes_, compiled_line_nodes_;
 };
 
 // Children of a call tree node, Count descending, ties by label bytewise (every tree writer's order).
