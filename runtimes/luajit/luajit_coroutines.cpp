@@ -9,6 +9,7 @@ extern "C" {
 }
 
 #include "luajit_sampler.hpp"
+#include "library_patch.hpp"
 
 namespace scriptprof::luajit {
 namespace {
@@ -90,35 +91,8 @@ int tracked_wrap(lua_State* L) {
 }  // namespace
 
 void LuaJitSampler::track_coroutines(lua_State* L, bool on) {
-  const int top = lua_gettop(L);
-  lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
-  lua_getfield(L, -1, "coroutine");
-  if (lua_type(L, -1) == LUA_TTABLE) {
-    const int lib = lua_gettop(L);
-    if (on) {
-      lua_createtable(L, 0, 2);
-      lua_getfield(L, lib, "resume");
-      lua_setfield(L, -2, "resume");
-      lua_getfield(L, lib, "wrap");
-      lua_setfield(L, -2, "wrap");
-      lua_setfield(L, LUA_REGISTRYINDEX, kSaved);
-      lua_pushcfunction(L, tracked_resume);
-      lua_setfield(L, lib, "resume");
-      lua_pushcfunction(L, tracked_wrap);
-      lua_setfield(L, lib, "wrap");
-    } else {
-      lua_getfield(L, LUA_REGISTRYINDEX, kSaved);
-      if (lua_type(L, -1) == LUA_TTABLE) {
-        lua_getfield(L, -1, "resume");
-        lua_setfield(L, lib, "resume");
-        lua_getfield(L, -1, "wrap");
-        lua_setfield(L, lib, "wrap");
-      }
-      lua_pushnil(L);
-      lua_setfield(L, LUA_REGISTRYINDEX, kSaved);
-    }
-  }
-  lua_settop(L, top);
+  if (on) replace_library_functions(L, "coroutine", kSaved, {{"resume", tracked_resume}, {"wrap", tracked_wrap}});
+  else restore_library_functions(L, "coroutine", kSaved);
 }
 
 }  // namespace scriptprof::luajit

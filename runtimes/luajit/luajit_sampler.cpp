@@ -1,4 +1,5 @@
 #include "luajit_sampler.hpp"
+#include "library_patch.hpp"
 
 extern "C" {
 #include <lauxlib.h>
@@ -17,10 +18,6 @@ std::atomic<LuaJitSampler*> g_sampler{nullptr};
 
 void profile_callback(void* data, lua_State* L, int /*samples*/, int vmstate) {
   static_cast<LuaJitSampler*>(data)->on_safe_point(L, vmstate);
-}
-
-void call_hook(lua_State* L, lua_Debug* ar) {
-  if (LuaJitSampler* s = g_sampler.load(std::memory_order_relaxed)) s->on_call(L, ar);
 }
 
 // jit.profile.start while a run is on: refused, so that neither profiler is left half-on.
@@ -101,7 +98,7 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
     // Compiled traces skip hooks: counted calls need the interpreter.
     jit_was_on_ = jit_on(L);
     luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
-    lua_sethook(L, call_hook, LUA_MASKCALL, 0);
+    share_hook(L, true);
     engine_.profile().runtime_note = "The JIT was off for this run: calls were counted through hooks, which compiled code skips.";
   }
   if (settings.start_sampling && !engine_.resume(error, settings.hold_clock)) {
@@ -120,7 +117,7 @@ void LuaJitSampler::stop() {
   remove_allocator(L);
   track_coroutines(L, false);
   if (counting_) {
-    lua_sethook(L, nullptr, 0, 0);
+    share_hook(L, false);
     if (jit_was_on_) luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
     if (!count_list_.empty()) mark_listed_counted(L);
   }
@@ -152,6 +149,7 @@ void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
     return;
   }
   in_profiler_ = true;
+  if (counting_) resume_counting_if_shallow(L);
   engine_.enter_sampling();
   const PendingWeight w = engine_.take_pending();
   walk(L);
@@ -255,31 +253,12 @@ void LuaJitSampler::mark_frame() {
 // The program's jit.profile.start is kept in the registry while a run replaces it.
 void LuaJitSampler::guard_jit_profile(lua_State* L, bool on) {
   static const char kSaved[] = "scriptprof.jit_profile_start";
-  const int top = lua_gettop(L);
-  if (on) {  // loaded now, so that a require during the run finds it guarded
-    lua_getglobal(L, "require");
-    lua_pushstring(L, "jit.profile");
-    if (lua_pcall(L, 1, 0, 0) != 0) lua_pop(L, 1);
-  }
-  lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
-  if (lua_type(L, -1) == LUA_TTABLE) {
-    lua_getfield(L, -1, "jit.profile");
-    if (lua_type(L, -1) == LUA_TTABLE) {
-      const int module = lua_gettop(L);
-      if (on) {
-        lua_getfield(L, module, "start");
-        lua_setfield(L, LUA_REGISTRYINDEX, kSaved);
-        lua_pushcfunction(L, refuse_jit_profile);
-        lua_setfield(L, module, "start");
-      } else {
-        lua_getfield(L, LUA_REGISTRYINDEX, kSaved);
-        if (!lua_isnil(L, -1)) lua_setfield(L, module, "start");
-        lua_pushnil(L);
-        lua_setfield(L, LUA_REGISTRYINDEX, kSaved);
-      }
-    }
-  }
-  lua_settop(L, top);
+  if (!on) return restore_library_functions(L, "jit.profile", kSaved);
+  // Loaded now, so that a require during the run finds it guarded.
+  lua_getglobal(L, "require");
+  lua_pushstring(L, "jit.profile");
+  if (lua_pcall(L, 1, 0, 0) != 0) lua_pop(L, 1);
+  replace_library_functions(L, "jit.profile", kSaved, {{"start", refuse_jit_profile}});
 }
 
 std::uint32_t LuaJitSampler::process_of(lua_State* L) {

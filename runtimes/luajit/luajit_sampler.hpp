@@ -109,6 +109,12 @@ class LuaJitSampler final : private RuntimeAdapter {
   // ---- internal entry points (LuaJIT's callbacks) ----
   void on_safe_point(lua_State* L, int vmstate);
   void on_call(lua_State* L, lua_Debug* ar);
+  // luajit_hook_sharing.cpp: the VM's one hook, shared with the program's while counting.
+  void on_shared_hook(lua_State* L, lua_Debug* ar);
+  bool sharing_hook() const;                // counting shares the VM's hook with the program
+  void program_set_hook(lua_State* L);       // after the library's debug.sethook
+  void answer_program_hook(lua_State* L);    // the library's debug.gethook results, made the program's
+  void resume_counting_if_shallow(lua_State* L);  // at a sample: counting back after a lift
   void on_gc_cycle(lua_State* L, std::uint32_t run);  // a GC sentinel of run `run` was finalized
   // From the allocator wrapper, for every allocation: the no-sample-due path is inline.
   void on_alloc(std::size_t bytes) {
@@ -139,6 +145,11 @@ class LuaJitSampler final : private RuntimeAdapter {
   void learn_library_names(lua_State* L);
   void qualify_names(lua_State* L);
   void guard_jit_profile(lua_State* L, bool on);
+  void share_hook(lua_State* L, bool on);  // counting's call hook beside the program's
+  void install_shared_hook(lua_State* L);  // the VM's hook: shared, or the program's while lifted
+  // Stack slots above which counting steps aside: LuaJIT's stack holds LUAI_MAXSTACK slots, a
+  // frame up to 250, and a hook call needs 1 + LUA_MINSTACK more.
+  static constexpr int kLiftDepth = LUAI_MAXSTACK - 300;
   // Replaces coroutine.resume and coroutine.wrap with tracking ones (luajit_coroutines.cpp),
   // or puts LuaJIT's back.
   void track_coroutines(lua_State* L, bool on);
@@ -156,6 +167,9 @@ class LuaJitSampler final : private RuntimeAdapter {
   JitProfilerBridge bridge_;
   std::atomic<bool> armed_{false};
   bool counting_ = false;
+  lua_Hook program_hook_ = nullptr;  // the program's hook while counting shares the VM's
+  int program_mask_ = 0, program_count_ = 0;
+  bool counting_lifted_ = false;     // counting stepped aside near the stack limit
   bool jit_was_on_ = true;
   ProcessChain chain_;
   std::vector<const void*> boundaries_;

@@ -66,6 +66,45 @@ local json = io.open(out):read("*a")
 os.remove(out)
 H.check(json:find('"$schema"') and json:find("fib"), "a speedscope file with fib")
 
+-- Counting shares LuaJIT's one hook with the program: the program's own debug.sethook neither
+-- stops the counts nor is lost at the run's end, and debug.gethook answers what it set.
+profiler.start_profiler({ hz = 2000, count_calls = true })
+local seen = 0
+debug.sethook(function() seen = seen + 1 end, "c")
+local h1, m1 = debug.gethook()
+fib(16)
+profiler.stop()
+local f2 = H.find(H.counts(profiler), "fib (")
+H.check(f2 and f2.calls == 3193, "fib(16) still counts 3193 calls beside the program's hook: %s", f2 and f2.calls)
+H.check(type(h1) == "function" and m1 == "c", "gethook during the run answers the program's hook: %s %s", tostring(h1), tostring(m1))
+H.check(seen >= 3193, "the program's hook saw fib's calls: %d", seen)
+local h2, m2 = debug.gethook()
+debug.sethook()
+H.check(h2 == h1 and m2 == "c", "the program's hook outlives the run: %s %s", tostring(h2), tostring(m2))
+
+-- Near LuaJIT's stack limit counting steps aside (LuaJIT makes room for 21 slots before it calls
+-- a hook): a recursion overflows where it does in a run that only samples with the JIT off, as
+-- counting has it, and health says so. Without stepping aside it overflowed 6 frames early.
+-- Within one frame: where LuaJIT overflows also depends on the sizes its stack was grown
+-- through before (a run's start alone moves it by one), and the hook's room grew it sooner.
+local function overflow_depth()
+  local d = 0
+  local function dive(n) d = n return 1 + dive(n + 1) end
+  jit.off(dive)  -- compiled, its depth would depend on when the trace was made
+  pcall(dive, 1)
+  return d
+end
+jit.off()
+profiler.start_profiler({ hz = 1000 })
+local sampled_depth = overflow_depth()
+profiler.stop()
+jit.on()
+profiler.start_profiler({ hz = 1000, count_calls = true })
+local counted_depth = overflow_depth()
+profiler.stop()
+H.check(math.abs(counted_depth - sampled_depth) <= 1, "overflow at depth %d counted, %d sampled", counted_depth, sampled_depth)
+H.check(profiler.health().counting_lifts >= 1, "counting stepped aside: %d", profiler.health().counting_lifts)
+
 -- gcprof: a sample after every collection, charged to the code that made the garbage.
 local function churn() local t for i = 1, 400000 do t = { i } end return t end
 profiler.gcprof(function() for _ = 1, 5 do churn() end end, { display = false })

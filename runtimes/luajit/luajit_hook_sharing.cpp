@@ -1,0 +1,133 @@
+// Call counting shares LuaJIT's one hook with the program. LuaJIT keeps a single hook per VM,
+// not one per coroutine as Lua 5.4 does: counting puts its call hook there, and a program's
+// debug.sethook would replace it (the counts would stop without a word) and at the run's end
+// lose its own hook when ours is removed. So while calls are counted, the VM's hook runs both:
+// ours on call events, then the program's (LuaJIT's hookf, which calls the Lua function that
+// debug.sethook stored) on the events the program asked for. debug.sethook and debug.gethook
+// are wrapped to keep the program's hook, mask and count beside ours, and to answer with them;
+// at stop the program's hook is put back as it left it.
+#include "luajit_sampler.hpp"
+#include "library_patch.hpp"
+
+namespace scriptprof::luajit {
+namespace {
+
+const char kSaved[] = "scriptprof.debug_hooks";
+
+int event_mask(int event) {
+  switch (event) {
+    case LUA_HOOKCALL: return LUA_MASKCALL;
+    case LUA_HOOKRET:
+    case LUA_HOOKTAILRET: return LUA_MASKRET;
+    case LUA_HOOKLINE: return LUA_MASKLINE;
+    default: return LUA_MASKCOUNT;
+  }
+}
+
+void shared_hook(lua_State* L, lua_Debug* ar) {
+  if (LuaJitSampler* s = LuaJitSampler::of(L)) s->on_shared_hook(L, ar);
+}
+
+// Calls the library's own function `name` with this call's arguments, returning its results.
+int call_original(lua_State* L, const char* name) {
+  const int n = lua_gettop(L);
+  push_original_function(L, kSaved, name);
+  lua_insert(L, 1);
+  lua_call(L, n, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// The library's own functions run with no hook at all, so that their calls fire no event the
+// program's hook would not have seen from the library alone.
+int shared_sethook(lua_State* L) {
+  LuaJitSampler* s = LuaJitSampler::of(L);
+  if (!s || !s->sharing_hook()) return call_original(L, "sethook");
+  lua_sethook(L, nullptr, 0, 0);
+  const int results = call_original(L, "sethook");  // checks the arguments, stores the function
+  s->program_set_hook(L);
+  return results;
+}
+
+int shared_gethook(lua_State* L) {
+  LuaJitSampler* s = LuaJitSampler::of(L);
+  if (!s || !s->sharing_hook()) return call_original(L, "gethook");
+  lua_sethook(L, nullptr, 0, 0);  // with no hook, the library answers the function it stored
+  call_original(L, "gethook");    // function, mask, count: it raises no error
+  s->answer_program_hook(L);      // the program's hook, mask and count in their place
+  return 3;
+}
+
+}  // namespace
+
+void LuaJitSampler::on_shared_hook(lua_State* L, lua_Debug* ar) {
+  if (ar->event == LUA_HOOKCALL) {
+    // LuaJIT makes room for 1 + LUA_MINSTACK slots before it calls any hook: near the stack
+    // limit that room would overflow where the program alone would not. Counting steps aside
+    // there (said in the profile's health) until a sample finds the stack shallow again.
+    if (ar->i_ci > kLiftDepth) {
+      lua_sethook(L, program_hook_, program_mask_, program_count_);
+      counting_lifted_ = true;
+      engine_.profile().health.counting_lifts += 1;
+    } else {
+      lua_Debug mine = *ar;  // on_call's lua_getinfo fills fields the program's hook must not see
+      on_call(L, &mine);
+    }
+  }
+  if (program_hook_ && (program_mask_ & event_mask(ar->event))) program_hook_(L, ar);
+}
+
+void LuaJitSampler::share_hook(lua_State* L, bool on) {
+  if (on) {
+    program_hook_ = lua_gethook(L);
+    program_mask_ = lua_gethookmask(L);
+    program_count_ = lua_gethookcount(L);
+    counting_lifted_ = false;
+    install_shared_hook(L);
+    replace_library_functions(L, "debug", kSaved, {{"sethook", shared_sethook}, {"gethook", shared_gethook}});
+  } else {
+    restore_library_functions(L, "debug", kSaved);
+    lua_sethook(L, program_hook_, program_mask_, program_count_);
+    program_hook_ = nullptr;
+  }
+}
+
+void LuaJitSampler::install_shared_hook(lua_State* L) {
+  if (counting_lifted_) lua_sethook(L, program_hook_, program_mask_, program_count_);
+  else lua_sethook(L, shared_hook, program_mask_ | LUA_MASKCALL, program_count_);
+}
+
+void LuaJitSampler::resume_counting_if_shallow(lua_State* L) {
+  lua_Debug ar;
+  if (!counting_lifted_ || !lua_getstack(L, 0, &ar) || ar.i_ci > kLiftDepth / 2) return;
+  counting_lifted_ = false;
+  install_shared_hook(L);
+}
+
+bool LuaJitSampler::sharing_hook() const { return engine_.active() && counting_; }
+
+void LuaJitSampler::program_set_hook(lua_State* L) {
+  program_hook_ = lua_gethook(L);
+  program_mask_ = lua_gethookmask(L);
+  program_count_ = lua_gethookcount(L);
+  install_shared_hook(L);
+}
+
+void LuaJitSampler::answer_program_hook(lua_State* L) {
+  // As LuaJIT's debug.gethook: the stored function, or "external hook" for a C hook.
+  lua_settop(L, lua_gettop(L) - 2);
+  if (program_hook_ && !lua_isfunction(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushliteral(L, "external hook");
+  }
+  char mask[4];
+  int i = 0;
+  if (program_mask_ & LUA_MASKCALL) mask[i++] = 'c';
+  if (program_mask_ & LUA_MASKRET) mask[i++] = 'r';
+  if (program_mask_ & LUA_MASKLINE) mask[i++] = 'l';
+  mask[i] = '\0';
+  lua_pushstring(L, mask);
+  lua_pushinteger(L, program_count_);
+  install_shared_hook(L);
+}
+
+}  // namespace scriptprof::luajit
