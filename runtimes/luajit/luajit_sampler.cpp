@@ -1,5 +1,4 @@
 #include "luajit_sampler.hpp"
-#include "library_patch.hpp"
 
 extern "C" {
 #include <lauxlib.h>
@@ -20,9 +19,17 @@ void profile_callback(void* data, lua_State* L, int /*samples*/, int vmstate) {
   static_cast<LuaJitSampler*>(data)->on_safe_point(L, vmstate);
 }
 
-// jit.profile.start while a run is on: refused, so that neither profiler is left half-on.
-int refuse_jit_profile(lua_State* L) {
-  return luaL_error(L, "jit.profile cannot start while scriptprof is profiling (LuaJIT has one profiler per process)");
+// jit.profile.start from the moment the profiler is loaded: LuaJIT's own, refused while a run
+// is on (LuaJIT has one profiler per process, and its start would silently stop ours). It stays
+// installed between runs, so that a program that keeps jit.profile.start in a local is guarded
+// too (unless it took it before loading the profiler).
+int guarded_jit_profile_start(lua_State* L) {
+  if (LuaJitSampler::of(L))
+    return luaL_error(L, "jit.profile cannot start while scriptprof is profiling (LuaJIT has one profiler per process)");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
 }
 
 // jit.status(): whether the JIT compiler is on.
@@ -40,7 +47,7 @@ bool jit_on(lua_State* L) {
 
 }  // namespace
 
-LuaJitSampler::LuaJitSampler(lua_State* main) : main_(main) {}
+LuaJitSampler::LuaJitSampler(lua_State* main) : main_(main) { guard_jit_profile(main); }
 
 LuaJitSampler* LuaJitSampler::of(lua_State*) { return g_sampler.load(std::memory_order_relaxed); }
 
@@ -88,7 +95,6 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
     g_sampler = nullptr;
     return false;
   }
-  guard_jit_profile(L, true);
   track_coroutines(L, true);
   learn_library_names(L);  // the tracking coroutine.resume and wrap included
   ++run_number_;
@@ -113,7 +119,6 @@ void LuaJitSampler::stop() {
   engine_.suspend();
   lua_State* L = run_state_;
   bridge_.stop(L);
-  guard_jit_profile(L, false);
   remove_allocator(L);
   track_coroutines(L, false);
   if (counting_) {
@@ -251,16 +256,19 @@ void LuaJitSampler::mark_frame() {
 }
 
 // The program's jit.profile.start is kept in the registry while a run replaces it.
-void LuaJitSampler::guard_jit_profile(lua_State* L, bool on) {
-  static const char kSaved[] = "scriptprof.jit_profile_start";
-  if (!on) return restore_library_functions(L, "jit.profile", kSaved);
-  // Loaded now, so that a require during the run finds it guarded.
-  lua_getglobal(L, "require");
+void LuaJitSampler::guard_jit_profile(lua_State* L) {
+  const int top = lua_gettop(L);
+  lua_getglobal(L, "require");  // loaded now, so that a later require finds it guarded
   lua_pushstring(L, "jit.profile");
-  if (lua_pcall(L, 1, 0, 0) != 0) lua_pop(L, 1);
-  replace_library_functions(L, "jit.profile", kSaved, {{"start", refuse_jit_profile}});
+  if (lua_isfunction(L, -2) && lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
+    lua_getfield(L, -1, "start");
+    if (lua_isfunction(L, -1) && lua_tocfunction(L, -1) != guarded_jit_profile_start) {
+      lua_pushcclosure(L, guarded_jit_profile_start, 1);
+      lua_setfield(L, -2, "start");
+    }
+  }
+  lua_settop(L, top);
 }
-
 std::uint32_t LuaJitSampler::process_of(lua_State* L) {
   if (L == main_) return 0;
   auto [it, added] = process_ids_.emplace(L, static_cast<std::uint32_t>(process_ids_.size() + 1));

@@ -144,7 +144,7 @@ class LuaJitSampler final : private RuntimeAdapter {
   FunctionId pseudo_function(FunctionId* slot, const char* name, bool collector);
   void learn_library_names(lua_State* L);
   void qualify_names(lua_State* L);
-  void guard_jit_profile(lua_State* L, bool on);
+  void guard_jit_profile(lua_State* L);  // at construction: jit.profile.start refused in a run
   void share_hook(lua_State* L, bool on);  // counting's call hook beside the program's
   void install_shared_hook(lua_State* L);  // the VM's hook: shared, or the program's while lifted
   // Stack slots above which counting steps aside: LuaJIT's stack holds LUAI_MAXSTACK slots, a

@@ -111,13 +111,23 @@ profiler.gcprof(function() for _ = 1, 5 do churn() end end, { display = false })
 local c = H.find(H.counts(profiler), "churn (")
 H.check(c and c.cum > 0, "gcprof samples churn")
 
--- jit.profile cannot start beside a run, and works again after it.
-profiler.start_profiler({ hz = 1000 })
+-- jit.profile cannot start beside a run, and works again after it; a start kept in a local
+-- before the run is refused too (it would have stopped ours without a word).
 local jp = require "jit.profile"
+local kept_start = jp.start
+profiler.start_profiler({ hz = 1000 })
 H.check(not pcall(jp.start, "f", function() end), "jit.profile.start is refused during a run")
+local ok_kept, err_kept = pcall(kept_start, "f", function() end)
+H.check(not ok_kept and tostring(err_kept):find("one profiler per process", 1, true),
+        "a jit.profile.start kept from before the run is refused: %s", tostring(err_kept))
+spin(3000000)
 profiler.stop()
-H.check(pcall(jp.start, "f", function() end), "jit.profile.start works after the run")
+H.check(profiler.sample_count() > 0, "our run kept sampling")
+local jp_samples = 0
+H.check(pcall(kept_start, "f", function() jp_samples = jp_samples + 1 end), "jit.profile.start works after the run")
+spin(30000000)
 jp.stop()
+H.check(jp_samples > 0, "and jit.profile's own profiler then samples: %d", jp_samples)
 
 -- A run started in a coroutine that ends (and is collected) before the run is stopped.
 local co = coroutine.create(function() profiler.start_profiler({ hz = 1000 }) end)
