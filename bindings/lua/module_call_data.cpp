@@ -32,8 +32,7 @@ void push_call_data(lua_State* L, const Profile& p, const CallStats& s) {
   set_count(L, -1, "function_id", s.function);
   // Self samples that ran JIT-compiled code: only a runtime with a JIT (LuaJIT) tells, and only
   // of script code ((gc), (jit) and C functions never run compiled script).
-  const FunctionKind kind = p.functions.info(s.function).kind;
-  if (p.jit_shares && kind != FunctionKind::Pseudo && kind != FunctionKind::Native)
+  if (p.jit_shares && can_run_compiled(p.functions.info(s.function)))
     set_count(L, -1, "compiled_samples", p.counts(s.function).compiled);
 }
 

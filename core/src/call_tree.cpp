@@ -83,6 +83,20 @@ NodeId CallTree::add_path(std::uint32_t process, const FunctionId* frames, std::
   return node;
 }
 
+NodeId CallTree::add_path_after(std::uint32_t process, const FunctionId* frames, std::size_t n,
+                                std::uint64_t weight, std::vector<NodeId>* path, std::size_t common) {
+  std::vector<NodeId>& nodes = *path;
+  if (common == 0 || nodes.empty()) {
+    nodes.assign(1, root(process));
+    common = 0;
+  }
+  nodes.resize(n + 1);
+  for (std::size_t i = common; i < n; ++i) nodes[i + 1] = child(nodes[i], frames[i]);
+  for (std::size_t i = 0; i <= n; ++i) at(nodes[i]).count += weight;
+  at(nodes[n]).self += weight;
+  return nodes[n];
+}
+
 std::vector<FunctionId> CallTree::stack(NodeId leaf) const {
   std::vector<FunctionId> frames;
   for (NodeId n = leaf; n != kNoNode && node(n).parent != kNoNode; n = node(n).parent)

@@ -149,9 +149,8 @@ std::string write_pprof(const Profile& p, bool gzip) {
         };
         // A JIT runtime's Lua leaf splits by how its code ran: label jit=compiled/interpreted
         // (go tool pprof -tags, -tagfocus=jit=compiled).
-        const FunctionKind leaf_kind = p.functions.info(function_of(node.function)).kind;
         const std::optional<std::uint64_t> compiled =
-            leaf_kind == FunctionKind::Script || leaf_kind == FunctionKind::Main ? p.compiled_at(tree, n) : std::nullopt;
+            can_run_compiled(p.functions.info(function_of(node.function))) ? p.compiled_at(tree, n) : std::nullopt;
         if (!compiled) {
           emit(node.self, nullptr);
         } else {

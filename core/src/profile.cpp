@@ -38,15 +38,24 @@ void Profile::add_thread(std::uint32_t id, std::string thread_name, std::uint32_
   threads.push_back({id, std::move(thread_name), os_thread});
 }
 
+// Consecutive samples mostly share a long prefix (time moves on at the top of the stack): the
+// frames, lines, tree nodes and line entries of the last sample are kept, and only the frames
+// after the shared prefix are looked up. The counts along the whole path still take their
+// weight: a sample costs a compare and an add per frame, and lookups only where it differs.
 NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
                          const FunctionId* frames, std::size_t n, const int* lines) {
   total_weight_ += weight;
-  NodeId leaf = tree.add_path(thread, frames, n, weight);
+  const bool same_process = thread == prev_.thread && !prev_.nodes.empty();
+  std::size_t common = 0;  // frames equal to the last sample's
+  if (same_process)
+    while (common < n && common < prev_.frames.size() && frames[common] == prev_.frames[common]) ++common;
+  const NodeId leaf = tree.add_path_after(thread, frames, n, weight, &prev_.nodes, common);
   last_leaf_ = leaf;
   last_line_leaf_ = kNoNode;
   if (keep_samples) samples.push_back({leaf, thread, weight, t_ns});
   if (n == 0) {
     empty_weight_ += weight;
+    prev_.forget();
     return leaf;
   }
   // A fresh stamp per sample makes "once per stack" O(depth) with no per-sample set.
@@ -67,26 +76,40 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
   // Once lines came, a sample without them (ticks left at a stop, charged to the last stack)
   // still joins the line-level tree, at line 0: its totals stay the call tree's.
   if (lines || !locations_.empty()) {
-    // One lookup per frame serves the line counts and the line-level tree.
+    auto line_at = [&](std::size_t i) { return lines && lines[i] > 0 ? lines[i] : 0; };
+    std::size_t common_lines = 0;  // frames whose function and line equal the last sample's
+    if (same_process && prev_.entries.size() >= common && prev_.lines.size() >= common)
+      while (common_lines < common && line_at(common_lines) == prev_.lines[common_lines]) ++common_lines;
+    prev_.entries.resize(n);
     path_.resize(n);
-    LineEntry* last = nullptr;
     for (std::size_t i = 0; i < n; ++i) {
-      const int line = lines && lines[i] > 0 ? lines[i] : 0;
-      LineEntry& e = lines_[(std::uint64_t{frames[i]} << 32) | static_cast<std::uint32_t>(line)];
-      if (e.location == kNoFunction) {
-        e.location = static_cast<FunctionId>(locations_.size());
-        locations_.push_back({frames[i], line});
+      const int line = line_at(i);
+      LineEntry* e = prev_.entries[i];
+      if (i >= common_lines) {
+        e = &lines_[(std::uint64_t{frames[i]} << 32) | static_cast<std::uint32_t>(line)];
+        if (e->location == kNoFunction) {
+          e->location = static_cast<FunctionId>(locations_.size());
+          locations_.push_back({frames[i], line});
+        }
+        prev_.entries[i] = e;
       }
-      path_[i] = e.location;
-      last = &e;
-      if (line > 0 && e.stamp != stamp_) {  // recursion on the same line counts once per stack
-        e.stamp = stamp_;
-        e.counts.cumulative += weight;
+      path_[i] = e->location;
+      if (line > 0 && e->stamp != stamp_) {  // recursion on the same line counts once per stack
+        e->stamp = stamp_;
+        e->counts.cumulative += weight;
       }
     }
-    if (lines && lines[n - 1] > 0) last->counts.self += weight;
-    last_line_leaf_ = line_tree_.add_path(thread, path_.data(), n, weight);
+    if (lines && lines[n - 1] > 0) prev_.entries[n - 1]->counts.self += weight;
+    last_line_leaf_ = line_tree_.add_path_after(thread, path_.data(), n, weight, &prev_.line_nodes,
+                                                common_lines);
+    prev_.lines.resize(n);
+    for (std::size_t i = 0; i < n; ++i) prev_.lines[i] = line_at(i);
+  } else {
+    prev_.entries.clear();
+    prev_.lines.clear();
   }
+  prev_.thread = thread;
+  prev_.frames.assign(frames, frames + n);
   return leaf;
 }
 
@@ -159,6 +182,7 @@ void Profile::clear() {
   locations_.clear();
   line_tree_ = CallTree{};
   last_leaf_ = last_line_leaf_ = kNoNode;
+  prev_ = LastSample{};
   jit_paths_ = false;
   compiled_nodes_.clear();
   compiled_line_nodes_.clear();

@@ -29,7 +29,7 @@ nlohmann::json speedscope_frame(const Profile& p, FunctionId f) {
   // A JIT runtime's share of the function's own time that ran compiled (speedscope ignores
   // the field; our reader gives it back to the flat report's jit% column).
   const std::uint64_t self = p.counts(f).self;
-  if (p.jit_shares && self > 0 && info.kind != FunctionKind::Pseudo && info.kind != FunctionKind::Native)
+  if (p.jit_shares && self > 0 && can_run_compiled(info))
     frame["compiled"] = static_cast<double>(p.counts(f).compiled) / static_cast<double>(self);
   return frame;
 }

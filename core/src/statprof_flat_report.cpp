@@ -78,7 +78,9 @@ std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt)
     else
       out += std::string(28, ' ');
     if (jit)
-      out += s.self_samples ? right(std::to_string(100 * p.counts(s.function).compiled / s.self_samples), 5) + "  " : "    -  ";
+      out += s.self_samples && can_run_compiled(p.functions.info(s.function))
+                 ? right(std::to_string(100 * p.counts(s.function).compiled / s.self_samples), 5) + "  "
+                 : "    -  ";
     out += report_label(p, s.function, opt.labels) + "\n";
   }
   out += "---\nSample count: " + std::to_string(p.sample_weight()) + "\n";

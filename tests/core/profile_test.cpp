@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <random>
 
 #include "example_profile.hpp"
+#include "profile_equivalence.hpp"
 #include "scriptprof/call_stats.hpp"
 
 using namespace scriptprof;
@@ -158,4 +160,67 @@ TEST_CASE("a count list: only marked functions have a count, the others are unkn
   FunctionId g = every.add_function({"g", "a.lua", 5});
   CHECK(every.counts(0).calls == std::optional<std::uint64_t>{0});
   CHECK(every.counts(g).calls == std::optional<std::uint64_t>{0});
+}
+
+// Every line-tree path (locations as "label:line") with its count and self weight.
+static std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> line_paths(const Profile& p) {
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> out;
+  std::vector<std::pair<NodeId, std::string>> todo;
+  for (const auto& r : p.line_tree().roots()) todo.emplace_back(r.second, std::to_string(r.first));
+  while (!todo.empty()) {
+    auto [n, prefix] = todo.back();
+    todo.pop_back();
+    const CallTreeNode& node = p.line_tree().node(n);
+    out[prefix].first += node.count;
+    out[prefix].second += node.self;
+    for (NodeId c = node.first_child; c != kNoNode; c = p.line_tree().node(c).next_sibling) {
+      const Profile::Location& at = p.location(p.line_tree().node(c).function);
+      todo.emplace_back(c, prefix + "|" + p.functions.label(at.function) + ":" + std::to_string(at.line));
+    }
+  }
+  return out;
+}
+
+TEST_CASE("a sample that shares a prefix with the last one counts as if recorded afresh") {
+  // A drifting walk (frames popped and pushed, lines moving, threads switching, an empty stack
+  // now and then), recorded once in sequence and once with the last-sample cache dropped before
+  // every sample (a copied profile starts afresh): the two profiles must be the same.
+  std::mt19937 rng(99);
+  Profile seq, fresh;
+  for (int i = 0; i < 12; ++i) {
+    FunctionInfo info{"g" + std::to_string(i), "w.lua", 10 * i, 10 * i + 9, FunctionKind::Script};
+    seq.add_function(info);
+    fresh.add_function(info);
+  }
+  std::vector<FunctionId> stack;
+  std::vector<int> lines;
+  for (int s = 0; s < 1500; ++s) {
+    const std::size_t pops = std::min<std::size_t>(rng() % 4, stack.size());
+    stack.resize(stack.size() - pops);
+    lines.resize(stack.size());
+    for (std::size_t k = rng() % 4; k > 0 && stack.size() < 40; --k) {
+      stack.push_back(static_cast<FunctionId>(rng() % 12));  // recursion included
+      lines.push_back(static_cast<int>(rng() % 3));           // 0: unknown
+    }
+    if (!lines.empty() && rng() % 3 == 0) lines[rng() % lines.size()] = static_cast<int>(1 + rng() % 3);
+    const std::uint32_t thread = rng() % 10 == 0 ? 1 : 0;
+    const std::uint64_t w = 1 + rng() % 2;
+    const bool empty = rng() % 50 == 0;
+    const bool with_lines = s > 20;  // the first samples come without lines, as a run's may
+    const std::size_t n = empty ? 0 : stack.size();
+    seq.add_sample(thread, 0, w, stack.data(), n, with_lines ? lines.data() : nullptr);
+    fresh = Profile(fresh);
+    fresh.add_sample(thread, 0, w, stack.data(), n, with_lines ? lines.data() : nullptr);
+  }
+  CHECK(test::difference(seq, fresh) == "");
+  CHECK(line_paths(seq) == line_paths(fresh));
+  for (FunctionId f = 0; f < 12; ++f) {
+    const auto a = seq.line_counts(f), b = fresh.line_counts(f);
+    REQUIRE(a.size() == b.size());
+    for (const auto& [line, c] : a) {
+      CHECK(b.at(line).self == c.self);
+      CHECK(b.at(line).cumulative == c.cumulative);
+    }
+  }
+  CHECK(seq.tree.size() == fresh.tree.size());
 }

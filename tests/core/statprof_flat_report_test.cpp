@@ -118,11 +118,15 @@ TEST_CASE("a JIT runtime's compiled share is a jit% column, and a runtime note h
     p.add_jit_share(p.add_sample(0, 0, 1, stack_hot, 2), 1, i != 0);  // 3 of hot's 4 samples ran compiled
   }
   p.add_jit_share(p.add_sample(0, 0, 1, stack_cold, 1), 1, false);
-  p.total_seconds = 0.005;
+  FunctionId gc = p.add_function({"(gc)", "", 0, 0, FunctionKind::Pseudo});
+  const FunctionId stack_gc[] = {cold, gc};
+  p.add_jit_share(p.add_sample(0, 0, 1, stack_gc, 2), 1, false);
+  p.total_seconds = 0.006;
   std::string without_note = statprof_flat_report(p, {});
   CHECK(without_note.find("seconds   jit%  procedure\n") != std::string::npos);
   CHECK(without_note.find("     75  hot (a.lua:1)\n") != std::string::npos);
   CHECK(without_note.find("      0  cold (a.lua:5)\n") != std::string::npos);
+  CHECK(without_note.find("      -  (gc)\n") != std::string::npos);  // never compiled script code
   p.runtime_note = "The JIT was off for this run.";
   CHECK(statprof_flat_report(p, {}).rfind("The JIT was off for this run.\n%", 0) == 0);
   // A runtime without a JIT prints the layout it always did.

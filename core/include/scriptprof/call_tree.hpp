@@ -31,6 +31,11 @@ class CallTree {
   // Walks a root-first stack from the process root, adding `weight` to every node on the path.
   // Returns the leaf node (the process root for an empty stack).
   NodeId add_path(std::uint32_t process, const FunctionId* frames, std::size_t n, std::uint64_t weight);
+  // add_path that starts from a previous path of the same process: `path` holds its nodes
+  // (the root first, then one per frame) and its first `common` frames equal these, so only the
+  // frames after them are looked up. `path` becomes this path's nodes.
+  NodeId add_path_after(std::uint32_t process, const FunctionId* frames, std::size_t n, std::uint64_t weight,
+                        std::vector<NodeId>* path, std::size_t common);
 
   const CallTreeNode& node(NodeId id) const { return chunks_[id >> kChunkBits][id & kChunkMask]; }
   std::size_t size() const { return size_; }

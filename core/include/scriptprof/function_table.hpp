@@ -29,6 +29,12 @@ struct FunctionInfo {
                             // LuaJIT's (gc)): its samples are the profile's time in GC
 };
 
+// Whether a function's samples can have run JIT-compiled script code: not a pseudo frame
+// ((gc), (jit), (C)) and not a native function.
+inline bool can_run_compiled(const FunctionInfo& f) {
+  return f.kind != FunctionKind::Pseudo && f.kind != FunctionKind::Native;
+}
+
 // Owns every FunctionInfo of a profile and derives the unique display labels.
 class FunctionTable {
  public:

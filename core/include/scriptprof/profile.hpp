@@ -190,6 +190,26 @@ class Profile {
   std::vector<Location> locations_;
   CallTree line_tree_;
   std::vector<FunctionId> path_;  // add_sample's scratch: the sample's locations
+  // The last sample, so that the next one looks up only the frames after their shared prefix.
+  struct LastSample {
+    std::uint32_t thread = 0;
+    std::vector<FunctionId> frames;
+    std::vector<int> lines;               // as the line tree has them (0: unknown)
+    std::vector<NodeId> nodes;            // tree nodes: the process root, then one per frame
+    std::vector<NodeId> line_nodes;       // the same in the line tree
+    std::vector<LineEntry*> entries;      // lines_ entries per frame (stable: a node map)
+    void forget() { nodes.clear(); line_nodes.clear(); entries.clear(); frames.clear(); lines.clear(); }
+    LastSample() = default;
+    // A copied profile starts afresh (entries point into the other profile's map); a moved one
+    // keeps them (a moved map keeps its nodes).
+    LastSample(const LastSample&) {}
+    LastSample& operator=(const LastSample&) {
+      forget();
+      return *this;
+    }
+    LastSample(LastSample&&) = default;
+    LastSample& operator=(LastSample&&) = default;
+  } prev_;
   // The last sample's leaves, for add_jit_share; its compiled weight per leaf node of each tree.
   NodeId last_leaf_ = kNoNode, last_line_leaf_ = kNoNode;
   bool jit_paths_ = false;
