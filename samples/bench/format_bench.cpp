@@ -84,7 +84,10 @@ void fill(Profile* p, const std::vector<std::vector<FunctionId>>& stacks, std::s
       at = (at + 1) % stacks.size();
     }
     const auto& stack = stacks[at];
-    for (std::size_t k = 0; k < stack.size(); ++k) lines[k] = static_cast<int>(11 + (stack[k] + i) % 4);
+    // A caller's current line is its call site, the same while the callee runs; the innermost
+    // frame's moves on from sample to sample.
+    for (std::size_t k = 0; k + 1 < stack.size(); ++k) lines[k] = static_cast<int>(11 + (stack[k] + stack[k + 1]) % 4);
+    lines[stack.size() - 1] = static_cast<int>(11 + (stack.back() + i) % 4);
     p->add_sample(0, i * p->period_ns, 1, stack.data(), stack.size(), lines.data());
   }
   p->total_seconds = static_cast<double>(samples) * 1e-3;
