@@ -61,7 +61,7 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
   // A fresh stamp per sample makes "once per stack" O(depth) with no per-sample set.
   if (++stamp_ == 0) {
     std::fill(seen_stamp_.begin(), seen_stamp_.end(), 0);
-    for (auto& entry : lines_) entry.second.stamp = 0;
+    for (auto& entry : location_counts_) entry.stamp = 0;
     stamp_ = 1;
   }
   for (std::size_t i = 0; i < n; ++i) {
@@ -78,34 +78,24 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
   if (lines || !locations_.empty()) {
     auto line_at = [&](std::size_t i) { return lines && lines[i] > 0 ? lines[i] : 0; };
     std::size_t common_lines = 0;  // frames whose function and line equal the last sample's
-    if (same_process && prev_.entries.size() >= common && prev_.lines.size() >= common)
+    if (same_process && prev_.locations.size() >= common && prev_.lines.size() >= common)
       while (common_lines < common && line_at(common_lines) == prev_.lines[common_lines]) ++common_lines;
-    prev_.entries.resize(n);
-    path_.resize(n);
+    prev_.locations.resize(n);
+    for (std::size_t i = common_lines; i < n; ++i) prev_.locations[i] = location_of(frames[i], line_at(i));
     for (std::size_t i = 0; i < n; ++i) {
-      const int line = line_at(i);
-      LineEntry* e = prev_.entries[i];
-      if (i >= common_lines) {
-        e = &lines_[(std::uint64_t{frames[i]} << 32) | static_cast<std::uint32_t>(line)];
-        if (e->location == kNoFunction) {
-          e->location = static_cast<FunctionId>(locations_.size());
-          locations_.push_back({frames[i], line});
-        }
-        prev_.entries[i] = e;
-      }
-      path_[i] = e->location;
-      if (line > 0 && e->stamp != stamp_) {  // recursion on the same line counts once per stack
-        e->stamp = stamp_;
-        e->counts.cumulative += weight;
+      LocationCounts& e = location_counts_[prev_.locations[i]];
+      if (line_at(i) > 0 && e.stamp != stamp_) {  // recursion on the same line counts once per stack
+        e.stamp = stamp_;
+        e.counts.cumulative += weight;
       }
     }
-    if (lines && lines[n - 1] > 0) prev_.entries[n - 1]->counts.self += weight;
-    last_line_leaf_ = line_tree_.add_path_after(thread, path_.data(), n, weight, &prev_.line_nodes,
+    if (lines && lines[n - 1] > 0) location_counts_[prev_.locations[n - 1]].counts.self += weight;
+    last_line_leaf_ = line_tree_.add_path_after(thread, prev_.locations.data(), n, weight, &prev_.line_nodes,
                                                 common_lines);
     prev_.lines.resize(n);
     for (std::size_t i = 0; i < n; ++i) prev_.lines[i] = line_at(i);
   } else {
-    prev_.entries.clear();
+    prev_.locations.clear();
     prev_.lines.clear();
   }
   prev_.thread = thread;
@@ -131,9 +121,35 @@ std::optional<std::uint64_t> Profile::compiled_at(const CallTree& t, NodeId node
 
 std::map<int, LineCounts> Profile::line_counts(FunctionId f) const {
   std::map<int, LineCounts> out;
-  for (const auto& [key, e] : lines_)
-    if ((key >> 32) == f && (key & 0xffffffffu) != 0) out[static_cast<int>(key & 0xffffffffu)] = e.counts;
+  for (std::size_t i = 0; i < locations_.size(); ++i)
+    if (locations_[i].function == f && locations_[i].line != 0) out[locations_[i].line] = location_counts_[i].counts;
   return out;
+}
+
+// Fibonacci hashing over (function, line), as the call tree's child index.
+FunctionId Profile::location_of(FunctionId f, int line) {
+  if (2 * (locations_.size() + 1) > location_index_.size()) {
+    const std::size_t size = location_index_.empty() ? 64 : 2 * location_index_.size();
+    location_index_.assign(size, kNoFunction);
+    location_shift_ = 64;
+    for (std::size_t s = size; s > 1; s >>= 1) --location_shift_;
+    for (FunctionId id = 0; id < locations_.size(); ++id) {
+      const std::uint64_t key = (std::uint64_t{locations_[id].function} << 32) | static_cast<std::uint32_t>(locations_[id].line);
+      std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> location_shift_);
+      while (location_index_[i] != kNoFunction) i = (i + 1) & (size - 1);
+      location_index_[i] = id;
+    }
+  }
+  const std::size_t mask = location_index_.size() - 1;
+  const std::uint64_t key = (std::uint64_t{f} << 32) | static_cast<std::uint32_t>(line);
+  std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> location_shift_);
+  for (FunctionId id; (id = location_index_[i]) != kNoFunction; i = (i + 1) & mask)
+    if (locations_[id].function == f && locations_[id].line == line) return id;
+  const auto id = static_cast<FunctionId>(locations_.size());
+  locations_.push_back({f, line});
+  location_counts_.emplace_back();
+  location_index_[i] = id;
+  return id;
 }
 
 void Profile::add_call(FunctionId callee, bool self_call) {
@@ -178,8 +194,9 @@ void Profile::clear() {
   total_weight_ = 0;
   empty_weight_ = 0;
   callers_.clear();
-  lines_.clear();
   locations_.clear();
+  location_counts_.clear();
+  location_index_.clear();
   line_tree_ = CallTree{};
   last_leaf_ = last_line_leaf_ = kNoNode;
   prev_ = LastSample{};
@@ -266,13 +283,13 @@ std::string check_invariants(const Profile& p) {
 namespace scriptprof {
 
 std::size_t Profile::bytes() const {
-  constexpr std::size_t kMapEntry = sizeof(std::uint64_t) + sizeof(LineEntry) + 2 * sizeof(void*);
-  std::size_t n = functions.bytes() + tree.bytes() + samples.capacity() * sizeof(SampleRecord) +
+  std::size_t n = functions.bytes() + tree.bytes() + samples.bytes() +
                   frame_marks.capacity() * sizeof(FrameMark) + threads.capacity() * sizeof(ThreadInfo) +
                   counts_.capacity() * sizeof(FunctionCounts) + seen_stamp_.capacity() * sizeof(std::uint32_t) +
-                  callers_.capacity() * sizeof(callers_[0]) + lines_.size() * kMapEntry +
-                  lines_.bucket_count() * sizeof(void*) + locations_.capacity() * sizeof(Location) +
-                  line_tree_.bytes() + path_.capacity() * sizeof(FunctionId) +
+                  callers_.capacity() * sizeof(callers_[0]) + locations_.capacity() * sizeof(Location) +
+                  location_counts_.capacity() * sizeof(LocationCounts) +
+                  location_index_.capacity() * sizeof(FunctionId) +
+                  line_tree_.bytes() +
                   // a hash node: the pair, its next pointer, its bucket
                   (compiled_nodes_.size() + compiled_line_nodes_.size()) * (sizeof(std::pair<NodeId, std::uint64_t>) + 2 * sizeof(void*));
   for (const auto& arcs : callers_) n += arcs.capacity() * sizeof(arcs[0]);

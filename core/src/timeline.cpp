@@ -15,11 +15,11 @@ std::vector<std::uint32_t> sampled_threads(const Profile& p) {
 }
 
 std::vector<TimelineEvent> thread_timeline(const Profile& p, std::uint32_t thread) {
-  std::vector<const SampleRecord*> samples;
+  std::vector<SampleRecord> samples;
   for (const SampleRecord& r : p.samples)
-    if (r.thread == thread) samples.push_back(&r);
+    if (r.thread == thread) samples.push_back(r);
   std::stable_sort(samples.begin(), samples.end(),
-                   [](const SampleRecord* a, const SampleRecord* b) { return a->t_ns < b->t_ns; });
+                   [](const SampleRecord& a, const SampleRecord& b) { return a.t_ns < b.t_ns; });
   std::vector<TimelineEvent> out;
   std::vector<FunctionId> open;  // the stack currently open, root first
   auto move_to = [&](const std::vector<FunctionId>& next, std::uint64_t t) {
@@ -40,7 +40,7 @@ std::vector<TimelineEvent> thread_timeline(const Profile& p, std::uint32_t threa
   auto at = [](double t) { return static_cast<std::uint64_t>(std::llround(t)); };
   double cursor = 0;
   for (std::size_t i = 0; i < samples.size(); ++i) {
-    const SampleRecord& s = *samples[i];
+    const SampleRecord& s = samples[i];
     const auto stamp = static_cast<double>(s.t_ns);
     double start = cursor;
     if (i == 0 || stamp > cursor + 2 * period) {

@@ -117,6 +117,12 @@ int main(int argc, char** argv) {
               static_cast<std::size_t>(kFunctions));
   std::printf("aggregate only (tree, counts, lines): %.1f MB, %.1f bytes per call tree node\n",
               static_cast<double>(tree_bytes) / 1e6, static_cast<double>(tree_bytes) / static_cast<double>(nodes));
+  std::printf("  of which: call tree %.1f MB (%.1f bytes per node), line-level tree %.1f MB (%zu nodes), "
+              "function table %.1f MB\n",
+              static_cast<double>(full.tree.bytes()) / 1e6,
+              static_cast<double>(full.tree.bytes()) / static_cast<double>(nodes),
+              static_cast<double>(full.line_tree().bytes()) / 1e6, full.line_tree().size(),
+              static_cast<double>(full.functions.bytes()) / 1e6);
   std::printf("full stacks: %.1f MB, %.1f bytes per sample beyond the aggregate\n",
               static_cast<double>(full_bytes) / 1e6,
               static_cast<double>(full_bytes - std::min(full_bytes, tree_bytes)) / static_cast<double>(samples));

@@ -12,6 +12,7 @@
 
 #include "scriptprof/call_tree.hpp"
 #include "scriptprof/function_table.hpp"
+#include "scriptprof/sample_log.hpp"
 
 namespace scriptprof {
 
@@ -23,13 +24,6 @@ struct ThreadInfo {
   std::uint32_t os_thread = 0;  // a fiber: the process id of the OS thread it ran on (0: none)
 };
 
-// One recorded sample of a run kept with full stacks (its stack is the path to `leaf`).
-struct SampleRecord {
-  NodeId leaf;            // call tree node of the innermost frame
-  std::uint32_t thread;   // ThreadInfo::id
-  std::uint64_t weight;   // ticks (or bytes) this sample stands for
-  std::uint64_t t_ns;     // profiled time since the start of the run
-};
 
 // A frame boundary a game marked (profiler.frame()): frames run from one mark to the next.
 struct FrameMark {
@@ -82,7 +76,7 @@ class Profile {
   FunctionTable functions;
   std::vector<ThreadInfo> threads;
   CallTree tree;
-  std::vector<SampleRecord> samples;   // only when keep_samples
+  SampleLog samples;                   // only when keep_samples
   std::vector<FrameMark> frame_marks;  // in time order per thread
 
   // Records one sample; `frames` is root-first. An empty stack counts toward the total only.
@@ -181,15 +175,18 @@ class Profile {
   // Per callee, its callers and their calls: a function has few callers, and a short scan with
   // the last hit moved to the front beats hashing on every counted call.
   std::vector<std::vector<std::pair<FunctionId, std::uint64_t>>> callers_;
-  struct LineEntry {
+  // Locations (a function at a line; 0: unknown) by id, with their line counts, and an open
+  // addressing index from (function, line) to the id: no allocation per location.
+  struct LocationCounts {
     LineCounts counts;
     std::uint32_t stamp = 0;  // last sample that counted it cumulatively
-    FunctionId location = kNoFunction;  // its index in locations_
   };
-  std::unordered_map<std::uint64_t, LineEntry> lines_;  // function << 32 | line (0: unknown)
   std::vector<Location> locations_;
+  std::vector<LocationCounts> location_counts_;
+  std::vector<FunctionId> location_index_;  // kNoFunction: empty
+  unsigned location_shift_ = 64;           // 64 - log2(location_index_.size())
+  FunctionId location_of(FunctionId f, int line);  // found or added
   CallTree line_tree_;
-  std::vector<FunctionId> path_;  // add_sample's scratch: the sample's locations
   // The last sample, so that the next one looks up only the frames after their shared prefix.
   struct LastSample {
     std::uint32_t thread = 0;
@@ -197,11 +194,10 @@ class Profile {
     std::vector<int> lines;               // as the line tree has them (0: unknown)
     std::vector<NodeId> nodes;            // tree nodes: the process root, then one per frame
     std::vector<NodeId> line_nodes;       // the same in the line tree
-    std::vector<LineEntry*> entries;      // lines_ entries per frame (stable: a node map)
-    void forget() { nodes.clear(); line_nodes.clear(); entries.clear(); frames.clear(); lines.clear(); }
+    std::vector<FunctionId> locations;    // location ids per frame
+    void forget() { nodes.clear(); line_nodes.clear(); locations.clear(); frames.clear(); lines.clear(); }
     LastSample() = default;
-    // A copied profile starts afresh (entries point into the other profile's map); a moved one
-    // keeps them (a moved map keeps its nodes).
+    // A copied profile starts afresh: its next sample is looked up whole.
     LastSample(const LastSample&) {}
     LastSample& operator=(const LastSample&) {
       forget();
