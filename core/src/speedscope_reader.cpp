@@ -1,13 +1,29 @@
-#include <nlohmann/json.hpp>
-
+// The speedscope reader, on RapidJSON's DOM (Debian rapidjson-dev, header only): several times
+// nlohmann's parse speed on files that are mostly arrays of numbers. Every access is checked
+// against the value's type first; RAPIDJSON_ASSERT throws as a last guard, never aborts.
 #include <cmath>
 #include <numeric>
+#include <string>
 
 #include "scriptprof/interchange_formats.hpp"
 #include "time_scale.hpp"
 
 namespace scriptprof {
 namespace {
+struct Fail {
+  std::string message;
+};
+}  // namespace
+}  // namespace scriptprof
+
+#define RAPIDJSON_ASSERT(x) ((x) ? (void)0 : throw ::scriptprof::Fail{"malformed speedscope file"})
+#define RAPIDJSON_NOEXCEPT_ASSERT(x)
+#include <rapidjson/document.h>
+
+namespace scriptprof {
+namespace {
+
+using Value = rapidjson::Value;
 
 // Nanoseconds per unit; 0 for units that are not time.
 double unit_ns(const std::string& unit) {
@@ -18,94 +34,125 @@ double unit_ns(const std::string& unit) {
   return 0;
 }
 
-struct Fail {
-  std::string message;
-};
+// obj[key], or nullptr when obj is not an object or has no such member.
+const Value* member(const Value& obj, const char* key) {
+  if (!obj.IsObject()) return nullptr;
+  auto it = obj.FindMember(key);
+  return it == obj.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string string_or(const Value& obj, const char* key, const char* fallback) {
+  const Value* v = member(obj, key);
+  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : fallback;
+}
+
+double number_or(const Value& obj, const char* key, double fallback) {
+  const Value* v = member(obj, key);
+  return v && v->IsNumber() ? v->GetDouble() : fallback;
+}
+
+const Value& required(const Value& obj, const char* key, const std::string& where) {
+  const Value* v = member(obj, key);
+  if (!v) throw Fail{"malformed speedscope file: " + where + " has no \"" + key + "\""};
+  return *v;
+}
 
 }  // namespace
 
 bool read_speedscope(std::string_view text, Profile* out, std::string* error, std::vector<std::string>* warnings) {
   *out = Profile{};
-  nlohmann::json file = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-  if (file.is_discarded()) {
-    if (error) *error = "not valid JSON";
-    return false;
-  }
   try {
-    if (!file.is_object() || file.value("$schema", "") != "https://www.speedscope.app/file-format-schema.json")
+    rapidjson::Document file;
+    file.Parse(text.data(), text.size());
+    if (file.HasParseError()) throw Fail{"not valid JSON"};
+    if (string_or(file, "$schema", "") != "https://www.speedscope.app/file-format-schema.json")
       throw Fail{"not a speedscope file (no \"$schema\": \"https://www.speedscope.app/file-format-schema.json\")"};
-    const auto& frames = file.at("shared").at("frames");
-    if (!frames.is_array()) throw Fail{"shared.frames must be an array"};
+    const Value& frames = required(required(file, "shared", "the file"), "frames", "shared");
+    if (!frames.IsArray()) throw Fail{"shared.frames must be an array"};
     std::vector<FunctionId> ids;
     std::vector<std::pair<FunctionId, double>> compiled_shares;  // ours: a JIT's share per frame
-    for (std::size_t i = 0; i < frames.size(); ++i) {
-      const auto& f = frames[i];
-      if (!f.is_object() || !f.contains("name") || !f["name"].is_string())
-        throw Fail{"shared.frames[" + std::to_string(i) + "] needs a string \"name\""};
+    for (rapidjson::SizeType i = 0; i < frames.Size(); ++i) {
+      const Value& f = frames[i];
+      const Value* name = member(f, "name");
+      if (!name || !name->IsString()) throw Fail{"shared.frames[" + std::to_string(i) + "] needs a string \"name\""};
       FunctionInfo info;
-      info.name = f["name"].get<std::string>();
+      info.name.assign(name->GetString(), name->GetStringLength());
       info.kind = FunctionKind::Named;
-      if (f.contains("file") && f["file"].is_string()) info.file = f["file"].get<std::string>();
-      if (f.contains("line") && f["line"].is_number_integer()) info.line = f["line"].get<int>();
+      info.file = string_or(f, "file", "");
+      if (const Value* line = member(f, "line"); line && line->IsInt()) info.line = line->GetInt();
       ids.push_back(out->add_function(std::move(info)));
-      if (f.contains("compiled")) {
-        const auto& c = f["compiled"];
-        if (!c.is_number() || !(c.get<double>() >= 0 && c.get<double>() <= 1))
+      if (const Value* c = member(f, "compiled")) {
+        if (!c->IsNumber() || !(c->GetDouble() >= 0 && c->GetDouble() <= 1))
           throw Fail{"shared.frames[" + std::to_string(i) + "].compiled must be a number in [0, 1]"};
-        compiled_shares.emplace_back(ids.back(), c.get<double>());
+        compiled_shares.emplace_back(ids.back(), c->GetDouble());
       }
     }
-    auto frame_id = [&](const nlohmann::json& v, const std::string& where) {
-      if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::uint64_t>() >= ids.size())
-        throw Fail{where + ": frame index out of range"};
-      return ids[v.get<std::size_t>()];
+    auto frame_id = [&](const Value& v, const std::string& where) {
+      if (!v.IsUint64() || v.GetUint64() >= ids.size()) throw Fail{where + ": frame index out of range"};
+      return ids[static_cast<std::size_t>(v.GetUint64())];
     };
-    // First pass: the unit of every weight, so one period can serve them all.
-    struct Raw { std::uint32_t thread; std::vector<FunctionId> stack; double ns; };
+    // First pass: every stack (flat, one after the other) with its weight in ns, so one period
+    // can serve them all.
+    struct Raw {
+      std::uint32_t thread;
+      std::size_t first, n;  // its frames in `stacks`
+      double ns;
+    };
     std::vector<Raw> raw;
-    const auto& profiles = file.at("profiles");
-    if (!profiles.is_array()) throw Fail{"profiles must be an array"};
-    for (std::size_t pi = 0; pi < profiles.size(); ++pi) {
-      const auto& prof = profiles[pi];
-      std::string where = "profiles[" + std::to_string(pi) + "]";
-      std::string unit = prof.value("unit", "none");
+    std::vector<FunctionId> stacks;
+    const Value& profiles = required(file, "profiles", "the file");
+    if (!profiles.IsArray()) throw Fail{"profiles must be an array"};
+    for (rapidjson::SizeType pi = 0; pi < profiles.Size(); ++pi) {
+      const Value& prof = profiles[pi];
+      const std::string where = "profiles[" + std::to_string(pi) + "]";
+      const std::string unit = string_or(prof, "unit", "none");
       double scale = unit_ns(unit);
       if (scale == 0) {
         scale = 1e6;  // counts or bytes: one unit per millisecond of "time"
         if (warnings && unit != "bytes")
           warnings->push_back(where + ": unit \"" + unit + "\" is not time: reading one unit as 1 ms");
       }
-      auto thread = static_cast<std::uint32_t>(pi);
-      out->add_thread(thread, prof.value("name", ""));
-      std::string type = prof.value("type", "");
+      const auto thread = static_cast<std::uint32_t>(pi);
+      out->add_thread(thread, string_or(prof, "name", ""));
+      const std::string type = string_or(prof, "type", "");
       if (type == "sampled") {
-        const auto& samples = prof.at("samples");
-        const auto& weights = prof.at("weights");
-        if (!samples.is_array() || !weights.is_array() || samples.size() != weights.size())
+        const Value& samples = required(prof, "samples", where);
+        const Value& weights = required(prof, "weights", where);
+        if (!samples.IsArray() || !weights.IsArray() || samples.Size() != weights.Size())
           throw Fail{where + ": samples and weights must be arrays of the same length"};
-        for (std::size_t si = 0; si < samples.size(); ++si) {
-          if (!weights[si].is_number() || weights[si].get<double>() < 0)
+        for (rapidjson::SizeType si = 0; si < samples.Size(); ++si) {
+          if (!weights[si].IsNumber() || weights[si].GetDouble() < 0)
             throw Fail{where + ".weights[" + std::to_string(si) + "] must be a non-negative number"};
-          if (!samples[si].is_array()) throw Fail{where + ".samples[" + std::to_string(si) + "] must be an array"};
-          Raw r{thread, {}, weights[si].get<double>() * scale};
-          for (const auto& f : samples[si]) r.stack.push_back(frame_id(f, where + ".samples[" + std::to_string(si) + "]"));
-          raw.push_back(std::move(r));
+          const Value& stack = samples[si];
+          if (!stack.IsArray()) throw Fail{where + ".samples[" + std::to_string(si) + "] must be an array"};
+          const std::size_t first = stacks.size();
+          for (const Value& f : stack.GetArray())
+            stacks.push_back(f.IsUint64() && f.GetUint64() < ids.size()
+                                 ? ids[static_cast<std::size_t>(f.GetUint64())]
+                                 : frame_id(f, where + ".samples[" + std::to_string(si) + "]"));
+          raw.push_back({thread, first, stacks.size() - first, weights[si].GetDouble() * scale});
         }
       } else if (type == "evented") {
         std::vector<FunctionId> stack;
-        double last = prof.value("startValue", 0.0);
-        const auto& events = prof.at("events");
-        if (!events.is_array()) throw Fail{where + ": events must be an array"};
-        for (std::size_t ei = 0; ei < events.size(); ++ei) {
-          const auto& ev = events[ei];
-          std::string w = where + ".events[" + std::to_string(ei) + "]";
-          if (!ev.is_object() || !ev.contains("at") || !ev["at"].is_number()) throw Fail{w + " needs a number \"at\""};
-          double at = ev["at"].get<double>();
+        double last = number_or(prof, "startValue", 0.0);
+        const Value& events = required(prof, "events", where);
+        if (!events.IsArray()) throw Fail{where + ": events must be an array"};
+        for (rapidjson::SizeType ei = 0; ei < events.Size(); ++ei) {
+          const Value& ev = events[ei];
+          const std::string w = where + ".events[" + std::to_string(ei) + "]";
+          const Value* at_value = member(ev, "at");
+          if (!at_value || !at_value->IsNumber()) throw Fail{w + " needs a number \"at\""};
+          const double at = at_value->GetDouble();
           if (at < last) throw Fail{w + ": \"at\" goes back in time"};
-          if (at > last && !stack.empty()) raw.push_back({thread, stack, (at - last) * scale});
+          if (at > last && !stack.empty()) {
+            raw.push_back({thread, stacks.size(), stack.size(), (at - last) * scale});
+            stacks.insert(stacks.end(), stack.begin(), stack.end());
+          }
           last = at;
-          FunctionId f = frame_id(ev.value("frame", nlohmann::json()), w);
-          std::string kind = ev.value("type", "");
+          static const Value kNull;
+          const Value* frame = member(ev, "frame");
+          const FunctionId f = frame_id(frame ? *frame : kNull, w);
+          const std::string kind = string_or(ev, "type", "");
           if (kind == "O") {
             stack.push_back(f);
           } else if (kind == "C") {
@@ -127,14 +174,14 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
       if (!(sum < 4.6e18)) throw Fail{"weights add up to more than 2^62 ns"};
     }
     TimeScale scale;
-    if (file.contains("scriptprof") && file["scriptprof"].is_string())
-      scale = parse_time_scale(file["scriptprof"].get<std::string>());
+    if (const Value* line = member(file, "scriptprof"); line && line->IsString())
+      scale = parse_time_scale(std::string(line->GetString(), line->GetStringLength()));
     if (scale.found && scale.period_ns > 0 && scale.samples > 0 && scale.total_seconds > 0) {
       // Ours: the weights are samples times the measured time of one; give the samples back.
       double per_sample_ns = scale.total_seconds * 1e9 / static_cast<double>(scale.samples);
       for (const Raw& r : raw) {
         auto w = static_cast<std::uint64_t>(std::llround(r.ns / per_sample_ns));
-        if (w > 0) out->add_sample(r.thread, 0, w, r.stack.data(), r.stack.size());
+        if (w > 0) out->add_sample(r.thread, 0, w, stacks.data() + r.first, r.n);
       }
       apply_time_scale(scale, out, scale.period_ns);
     } else {
@@ -148,18 +195,16 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
         auto w = static_cast<std::uint64_t>(std::llround(r.ns)) / period;
         if (w == 0) continue;
         total_ns += static_cast<double>(w * period);
-        out->add_sample(r.thread, 0, w, r.stack.data(), r.stack.size());
+        out->add_sample(r.thread, 0, w, stacks.data() + r.first, r.n);
       }
       out->total_seconds = total_ns / 1e9;
     }
     for (const auto& [f, share] : compiled_shares)
       out->restore_compiled(f, static_cast<std::uint64_t>(std::llround(share * static_cast<double>(out->counts(f).self))));
-    out->name = file.value("name", "");
+    out->name = string_or(file, "name", "");
   } catch (const Fail& f) {
     if (error) *error = f.message;
-    return false;
-  } catch (const nlohmann::json::exception& e) {
-    if (error) *error = std::string("malformed speedscope file: ") + e.what();
+    *out = Profile{};
     return false;
   }
   return true;

@@ -80,6 +80,12 @@ TEST_CASE("speedscope files read back - sampled and evented") {
   CHECK(error.rfind("not a speedscope file", 0) == 0);
   CHECK_FALSE(read_speedscope("{nope", &back, &error));
   CHECK(error == "not valid JSON");
+  CHECK_FALSE(read_speedscope(R"({"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[]}})",
+                              &back, &error));
+  CHECK(error == "malformed speedscope file: the file has no \"profiles\"");
+  CHECK_FALSE(read_speedscope(R"({"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[]},
+      "profiles":[{"type":"sampled","samples":[[0]],"weights":[1]}]})", &back, &error));
+  CHECK(error == "profiles[0].samples[0]: frame index out of range");
   evented["profiles"][0]["events"][2]["type"] = "C";
   CHECK_FALSE(read_speedscope(evented.dump(), &back, &error));
   CHECK(error == "profiles[0].events[3]: closes a frame that is not on top");  // [2] closed a; [3] is not on top
