@@ -1,6 +1,7 @@
 #include <charconv>
 #include <cstdlib>
-#include <map>
+#include <deque>
+#include <unordered_map>
 
 #include "scriptprof/lispworks_tree.hpp"
 
@@ -14,7 +15,7 @@ struct Node {
   std::size_t line;       // 1-based line number, for messages
   std::size_t depth;
   std::uint64_t count, calls, seen, top;
-  std::string name;
+  std::string_view name;  // into the text, or into `decoded` for a quoted name
   bool quoted;            // a non-function node ("...")
   std::uint64_t children = 0;  // sum of the children's counts
 };
@@ -40,14 +41,14 @@ bool parse_quoted(std::string_view s, std::string* out) {
   return false;  // no closing quote
 }
 
-bool is_thread_name(const std::string& name, std::uint32_t* id, std::string* thread_name) {
-  if (name.rfind("thread ", 0) != 0) return false;
+bool is_thread_name(std::string_view name, std::uint32_t* id, std::string* thread_name) {
+  if (name.substr(0, 7) != "thread ") return false;
   std::size_t colon = name.find(':');
-  std::string digits = name.substr(7, colon == std::string::npos ? std::string::npos : colon - 7);
+  std::string_view digits = name.substr(7, colon == std::string_view::npos ? std::string_view::npos : colon - 7);
   std::uint64_t v;
   if (!parse_u64(digits, &v) || v > UINT32_MAX) return false;
   *id = static_cast<std::uint32_t>(v);
-  *thread_name = colon == std::string::npos ? "" : name.substr(std::min(name.size(), colon + 2));
+  *thread_name = colon == std::string_view::npos ? "" : std::string(name.substr(std::min(name.size(), colon + 2)));
   return true;
 }
 
@@ -66,6 +67,8 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
   TimeScale scale;
   std::vector<Node> nodes;
   std::vector<std::size_t> open;  // open[d] = index of the last node at depth d
+  std::deque<std::string> decoded;  // quoted names, unescaped (a deque: their views stay valid)
+  std::string unquoted;
 
   std::size_t line_no = 0, pos = 0;
   std::string_view line;
@@ -106,11 +109,12 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
     }
     std::string_view name = line.substr(field_start);
     if (!name.empty() && name[0] == '"') {
-      if (!parse_quoted(name, &n.name)) return fail(at(line_no, "unterminated string name " + std::string(name)));
+      if (!parse_quoted(name, &unquoted)) return fail(at(line_no, "unterminated string name " + std::string(name)));
+      n.name = decoded.emplace_back(std::move(unquoted));
       n.quoted = true;
     } else {
       if (!name.empty() && name[0] == '\\') name.remove_prefix(1);
-      n.name = std::string(name);
+      n.name = name;
     }
     if (depth > limits.max_depth)
       return fail(at(line_no, "depth " + std::to_string(depth) + " exceeds the limit of " +
@@ -148,7 +152,7 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
   }
 
   // Rebuild weighted samples: a node's self weight is its count less its children's.
-  std::map<std::pair<bool, std::string>, FunctionId> ids;
+  std::unordered_map<std::string_view, FunctionId> ids[2];  // by name: functions, quoted nodes
   std::vector<const Node*> info_of;  // first node seen per function
   std::vector<FunctionId> path;
   std::uint32_t thread = 0, next_thread = 0;
@@ -175,21 +179,21 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
       continue;
     }
     fdepth = n.depth - (thread_level ? 2 : 1);
-    auto key = std::make_pair(n.quoted, n.name);
-    auto it = ids.find(key);
+    auto& by_name = ids[n.quoted ? 1 : 0];
+    auto it = by_name.find(n.name);
     FunctionId f;
-    if (it == ids.end()) {
+    if (it == by_name.end()) {
       FunctionInfo info;
-      info.name = n.name;
+      info.name = std::string(n.name);
       info.kind = n.quoted ? FunctionKind::Pseudo : FunctionKind::Named;
       f = out->add_function(std::move(info));
-      ids.emplace(key, f);
+      by_name.emplace(n.name, f);
       info_of.push_back(&n);
     } else {
       f = it->second;
       const Node& first = *info_of[f];
       if (first.calls != n.calls || first.seen != n.seen || first.top != n.top)
-        warn(at(n.line, "the function info of " + n.name + " differs from line " + std::to_string(first.line)));
+        warn(at(n.line, "the function info of " + std::string(n.name) + " differs from line " + std::to_string(first.line)));
     }
     any_calls = any_calls || n.calls > 0;
     path.resize(fdepth);
