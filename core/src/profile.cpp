@@ -158,9 +158,11 @@ void Profile::add_call(FunctionId callee, bool self_call) {
   if (self_call) ++c.self_calls;
 }
 
-void Profile::add_call(FunctionId callee, FunctionId caller) {
-  add_call(callee, caller == callee);
-  if (caller != kNoFunction) add_arc_calls(caller, callee, 1);
+void Profile::add_calls(FunctionId callee, FunctionId caller, std::uint64_t n) {
+  FunctionCounts& c = counts_[callee];
+  c.calls = c.calls.value_or(0) + n;
+  if (caller == callee) c.self_calls += n;
+  if (caller != kNoFunction) add_arc_calls(caller, callee, n);
 }
 
 void Profile::add_arc_calls(FunctionId caller, FunctionId callee, std::uint64_t n) {

@@ -46,6 +46,7 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
   }
   settings_ = settings;
   counting_ = counting;
+  pending_calls_ = 0;  // (suspend gave the last run's to its profiles)
   const Capabilities caps = adapter_->capabilities();
   signal_arm_ = caps.signal_arm || caps.thread_arm;
   arm_on_thread_ = caps.thread_arm;
@@ -100,6 +101,7 @@ bool SamplerEngine::resume(std::string* error, bool hold_clock) {
 }
 
 void SamplerEngine::suspend() {
+  flush_calls();
   if (!sampling_) return;
   pending_ += timer_.stop();  // no tick runs after this; ticks completed but undelivered count
   bool was = enter_critical();
@@ -196,9 +198,10 @@ void SamplerEngine::rename_function(FunctionId id, const std::string& name) {
   for (auto& p : profiles_) p->functions.rename(id, name);
 }
 
-void SamplerEngine::record_call(FunctionId callee, FunctionId caller) {
+void SamplerEngine::flush_pending_calls() const {
   for (int k = 0; k < 3; ++k)
-    if (kind_enabled_[k]) profiles_[k]->add_call(callee, caller);
+    if (kind_enabled_[k]) profiles_[k]->add_calls(pending_callee_, pending_caller_, pending_calls_);
+  pending_calls_ = 0;
 }
 
 // ---- Signal side ----------------------------------------------------------------------------
@@ -263,7 +266,7 @@ NodeId SamplerEngine::record(SampleKind kind, std::uint64_t weight, std::uint32_
 }
 
 NodeId SamplerEngine::record(SampleKind kind, std::uint64_t weight, std::uint32_t process, std::uint64_t at_ns) {
-  Profile& p = *profiles_[static_cast<int>(kind)];
+  Profile& p = profile(kind);
   const int* lines = lines_.size() == frames_.size() ? lines_.data() : nullptr;
   NodeId leaf = p.add_sample(process, at_ns, weight, frames_.data(), frames_.size(), lines);
   if (++p.health.samples_taken >= settings_.max_samples && settings_.max_samples) limit_hit_ = true;

@@ -5,20 +5,6 @@
 namespace scriptprof::lua {
 namespace {
 
-// The leading fields of Lua 5.4's struct CallInfo (lstate.h), identical in 5.4.0 to 5.4.6.
-struct CallInfoPrefix {
-  void* func;
-  void* top;
-  CallInfoPrefix* previous;  // the caller; null only for the state's base CallInfo
-  CallInfoPrefix* next;
-};
-
-// The leading fields of a stack slot (lobject.h): a Value, then its type tag.
-struct SlotPrefix {
-  const void* value;  // gc object (closures) or lua_CFunction (light C functions)
-  unsigned char tt;   // low 4 bits: the basic type
-};
-
 enum class Mode { Unknown, Fast, Slow };
 // Process-wide, and states on several threads may decide them at once: atomics (relaxed: each
 // value is final once written, and any thread's check gives the same answer).
@@ -58,16 +44,6 @@ bool frame_walk_verified(lua_State* L) {
   }
   g_mode.store(agree ? Mode::Fast : Mode::Slow, std::memory_order_relaxed);
   return agree;
-}
-
-const void* frame_function_pointer(const lua_Debug* ar, bool caller) {
-  CallInfoPrefix* ci = ci_of(ar);
-  if (caller) {
-    ci = ci->previous;
-    if (ci == nullptr || ci->previous == nullptr) return nullptr;  // the base CallInfo
-  }
-  const auto* slot = static_cast<const SlotPrefix*>(ci->func);
-  return (slot->tt & 0x0f) == LUA_TFUNCTION ? slot->value : nullptr;
 }
 
 bool function_pointer_verified(lua_State* L, const lua_Debug* frame) {

@@ -33,11 +33,33 @@ class FrameWalk {
 // Whether the fast path agrees with lua_getstack on L's current stack (run once by the sampler).
 bool frame_walk_verified(lua_State* L);
 
+// The leading fields of Lua 5.4's struct CallInfo (lstate.h), identical in 5.4.0 to 5.4.6.
+struct CallInfoPrefix {
+  void* func;
+  void* top;
+  CallInfoPrefix* previous;  // the caller; null only for the state's base CallInfo
+  CallInfoPrefix* next;
+};
+
+// The leading fields of a stack slot (lobject.h): a Value, then its type tag.
+struct SlotPrefix {
+  const void* value;  // gc object (closures) or lua_CFunction (light C functions)
+  unsigned char tt;   // low 4 bits: the basic type
+};
+
 // The function running in `ar`'s frame (ar->i_ci set, as in a hook), as lua_topointer gives it,
 // read from the frame's func slot in O(1): no value pushed, no table touched. `caller` reads
 // the frame below instead. nullptr when there is no such function. Only valid once
-// function_pointer_verified said so; call counting runs on this, once per call.
-const void* frame_function_pointer(const lua_Debug* ar, bool caller = false);
+// function_pointer_verified said so; call counting runs on this, once per call (inline).
+inline const void* frame_function_pointer(const lua_Debug* ar, bool caller = false) {
+  const CallInfoPrefix* ci = reinterpret_cast<const CallInfoPrefix*>(ar->i_ci);
+  if (caller) {
+    ci = ci->previous;
+    if (ci == nullptr || ci->previous == nullptr) return nullptr;  // the base CallInfo
+  }
+  const auto* slot = static_cast<const SlotPrefix*>(ci->func);
+  return (slot->tt & 0x0f) == LUA_TFUNCTION ? slot->value : nullptr;
+}
 
 // Checks frame_function_pointer against lua_getinfo("f") + lua_topointer for the hook frame
 // `ar` of L. Counts agreements; any disagreement turns the fast path off for good.

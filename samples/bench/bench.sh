@@ -13,6 +13,8 @@ echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d
 echo
 "$build/bin/scriptprof_format_bench" $quick
 echo
+"$build/bin/scriptprof_call_counting_bench" $quick
+echo
 lua5.4 -e "package.cpath='$build/lib/?.so;'..package.cpath" "$here/bench.lua" "$@"
 lua5.4 "$here/luajit_rows.lua" "$build" $quick
 echo

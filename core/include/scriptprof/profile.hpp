@@ -108,7 +108,9 @@ class Profile {
   // Records one exact call of `callee`; `self_call` when its caller is the same function.
   void add_call(FunctionId callee, bool self_call);
   // Records one exact call of `callee` by `caller` (kNoFunction when unknown, e.g. a tail call).
-  void add_call(FunctionId callee, FunctionId caller);
+  void add_call(FunctionId callee, FunctionId caller) { add_calls(callee, caller, 1); }
+  // Records `n` such calls.
+  void add_calls(FunctionId callee, FunctionId caller, std::uint64_t n);
   // Exact calls of `callee` by `caller` (0 when none were seen).
   std::uint64_t arc_calls(FunctionId caller, FunctionId callee) const {
     if (callee >= callers_.size()) return 0;

@@ -105,10 +105,20 @@ class SamplerEngine {
   std::uint64_t profile_time() const;
 
   // ---- Profiles ----
-  Profile& profile() { return *profiles_[static_cast<int>(primary_)]; }
-  Profile& profile(SampleKind kind) { return *profiles_[static_cast<int>(kind)]; }
-  const Profile& profile(SampleKind kind) const { return *profiles_[static_cast<int>(kind)]; }
-  std::shared_ptr<Profile> shared_profile(SampleKind kind) { return profiles_[static_cast<int>(kind)]; }
+  // (Each gives the calls counted so far to the profiles first: see record_call.)
+  Profile& profile() { return profile(primary_); }
+  Profile& profile(SampleKind kind) {
+    flush_calls();
+    return *profiles_[static_cast<int>(kind)];
+  }
+  const Profile& profile(SampleKind kind) const {
+    flush_calls();
+    return *profiles_[static_cast<int>(kind)];
+  }
+  std::shared_ptr<Profile> shared_profile(SampleKind kind) {
+    flush_calls();
+    return profiles_[static_cast<int>(kind)];
+  }
   SampleKind primary_kind() const { return primary_; }
   bool collects(SampleKind kind) const { return kind_enabled_[static_cast<int>(kind)]; }
   // Fresh profiles (not while active).
@@ -125,8 +135,20 @@ class SamplerEngine {
   void mark_counted(FunctionId f) {
     for (auto& p : profiles_) p->mark_counted(f);
   }
-  // An exact call of `callee` from `caller` (kNoFunction: unknown), into every profile of the run.
-  void record_call(FunctionId callee, FunctionId caller);
+  // An exact call of `callee` from `caller` (kNoFunction: unknown), into every profile of the
+  // run. Calls of one pair in a row (a recursion, a loop calling one function) are only counted
+  // here, an increment each, and given to the profiles when the pair changes, a sample is
+  // recorded, a profile is read or the run is suspended.
+  void record_call(FunctionId callee, FunctionId caller) {
+    if (pending_calls_ && callee == pending_callee_ && caller == pending_caller_) {
+      ++pending_calls_;
+      return;
+    }
+    flush_calls();
+    pending_callee_ = callee;
+    pending_caller_ = caller;
+    pending_calls_ = 1;
+  }
 
   // ---- Signal side ----
   // The timer's tick. Async-signal-safe: atomics, and adapter->arm().
@@ -212,6 +234,13 @@ class SamplerEngine {
   std::vector<std::uint32_t> named_processes_;  // name_process() done in these profiles
   std::vector<FunctionId> frames_;
   std::vector<int> lines_;
+  // record_call's run of one (callee, caller) pair not yet in the profiles.
+  void flush_calls() const {
+    if (pending_calls_) flush_pending_calls();
+  }
+  void flush_pending_calls() const;
+  mutable std::uint64_t pending_calls_ = 0;
+  FunctionId pending_callee_ = kNoFunction, pending_caller_ = kNoFunction;
 
   // Shared with the signal handler (lock-free atomics only).
   std::atomic<std::uint64_t> pending_{0};         // ticks not yet turned into a sample
