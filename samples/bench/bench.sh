@@ -15,6 +15,8 @@ echo
 echo
 "$build/bin/scriptprof_call_counting_bench" $quick
 echo
+lua5.4 -e "package.cpath='$build/lib/?.so;'..package.cpath" "$here/memory_growth.lua" $quick
+echo
 lua5.4 -e "package.cpath='$build/lib/?.so;'..package.cpath" "$here/bench.lua" "$@"
 lua5.4 "$here/luajit_rows.lua" "$build" $quick
 echo
