@@ -71,18 +71,6 @@ void CallTree::grow_index() {
   }
 }
 
-NodeId CallTree::add_path(std::uint32_t process, const FunctionId* frames, std::size_t n,
-                          std::uint64_t weight) {
-  NodeId node = root(process);
-  at(node).count += weight;
-  for (std::size_t i = 0; i < n; ++i) {
-    node = child(node, frames[i]);
-    at(node).count += weight;
-  }
-  at(node).self += weight;
-  return node;
-}
-
 NodeId CallTree::add_path_after(std::uint32_t process, const FunctionId* frames, std::size_t n,
                                 std::uint64_t weight, std::vector<NodeId>* path, std::size_t common) {
   std::vector<NodeId>& nodes = *path;

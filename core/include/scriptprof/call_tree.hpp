@@ -28,12 +28,11 @@ class CallTree {
   NodeId root(std::uint32_t process);
   // Child of `parent` for `function`, created on first use.
   NodeId child(NodeId parent, FunctionId function);
-  // Walks a root-first stack from the process root, adding `weight` to every node on the path.
-  // Returns the leaf node (the process root for an empty stack).
-  NodeId add_path(std::uint32_t process, const FunctionId* frames, std::size_t n, std::uint64_t weight);
-  // add_path that starts from a previous path of the same process: `path` holds its nodes
-  // (the root first, then one per frame) and its first `common` frames equal these, so only the
-  // frames after them are looked up. `path` becomes this path's nodes.
+  // Walks a root-first stack from the process root, adding `weight` to every node on the path,
+  // and returns the leaf node (the process root for an empty stack). It starts from a previous
+  // path of the same process: `path` holds its nodes (the root first, then one per frame) and
+  // its first `common` frames equal these (0: none, or no previous path), so only the frames
+  // after them are looked up. `path` becomes this path's nodes.
   NodeId add_path_after(std::uint32_t process, const FunctionId* frames, std::size_t n, std::uint64_t weight,
                         std::vector<NodeId>* path, std::size_t common);
 
