@@ -100,6 +100,7 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
     };
     std::vector<Raw> raw;
     std::vector<FunctionId> stacks;
+    bool bytes = false;  // weights are bytes (Raw::ns holds them), not time
     const Value& profiles = required(file, "profiles", "the file");
     if (!profiles.IsArray()) throw Fail{"profiles must be an array"};
     for (rapidjson::SizeType pi = 0; pi < profiles.Size(); ++pi) {
@@ -107,10 +108,12 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
       const std::string where = "profiles[" + std::to_string(pi) + "]";
       const std::string unit = string_or(prof, "unit", "none");
       double scale = unit_ns(unit);
-      if (scale == 0) {
-        scale = 1e6;  // counts or bytes: one unit per millisecond of "time"
-        if (warnings && unit != "bytes")
-          warnings->push_back(where + ": unit \"" + unit + "\" is not time: reading one unit as 1 ms");
+      if (unit == "bytes") {
+        bytes = true;  // a space profile: a weight is the bytes its sample stands for
+        scale = 1;
+      } else if (scale == 0) {
+        scale = 1e6;  // counts: one unit per millisecond of "time"
+        if (warnings) warnings->push_back(where + ": unit \"" + unit + "\" is not time: reading one unit as 1 ms");
       }
       const auto thread = static_cast<std::uint32_t>(pi);
       out->add_thread(thread, string_or(prof, "name", ""));
@@ -176,7 +179,19 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
     TimeScale scale;
     if (const Value* line = member(file, "scriptprof"); line && line->IsString())
       scale = parse_time_scale(std::string(line->GetString(), line->GetStringLength()));
-    if (scale.found && scale.period_ns > 0 && scale.samples > 0 && scale.total_seconds > 0) {
+    if (bytes) {
+      // Bytes are sample weights as they stand; the time line, when there, gives the mean
+      // bytes between samples (its period) and the run's time.
+      for (const Raw& r : raw) {
+        auto w = static_cast<std::uint64_t>(std::llround(r.ns));
+        if (w > 0) out->add_sample(r.thread, 0, w, stacks.data() + r.first, r.n);
+      }
+      out->clock = ClockKind::Alloc;
+      std::uint64_t period = 0;
+      for (const Raw& r : raw) period = std::gcd(period, static_cast<std::uint64_t>(std::llround(r.ns)));
+      if (scale.found && scale.period_ns > 0) apply_time_scale(scale, out, scale.period_ns);
+      else out->period_ns = period > 0 ? period : 1;
+    } else if (scale.found && scale.period_ns > 0 && scale.samples > 0 && scale.total_seconds > 0) {
       // Ours: the weights are samples times the measured time of one; give the samples back.
       double per_sample_ns = scale.total_seconds * 1e9 / static_cast<double>(scale.samples);
       for (const Raw& r : raw) {

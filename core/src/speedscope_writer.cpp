@@ -1,6 +1,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 #include "scriptprof/call_stats.hpp"
 #include "scriptprof/interchange_formats.hpp"
@@ -37,9 +39,13 @@ nlohmann::json speedscope_frame(const Profile& p, FunctionId f) {
 std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
   nlohmann::json frames = nlohmann::json::array();
   for (FunctionId f = 0; f < p.functions.size(); ++f) frames.push_back(speedscope_frame(p, f));
-  // Milliseconds per unit of weight: the measured time per sample when known.
+  // Nanoseconds per unit of weight: the measured time per sample when known. A space
+  // profile's weights are bytes and stay so. Weights are whole nanoseconds, written as
+  // milliseconds with at most 6 decimals: no float noise, and the sum is exact.
+  const bool bytes = p.clock == ClockKind::Alloc;
   double spp = seconds_per_sample(p);
-  double ms = spp > 0 ? spp * 1000.0 : static_cast<double>(p.period_ns) / 1e6;
+  double ns = bytes ? 1.0 : spp > 0 ? spp * 1e9 : static_cast<double>(p.period_ns);
+  const double unit = bytes ? 1.0 : 1e6;  // nanoseconds per unit written
   std::string name = p.name.empty() ? "scriptprof" : p.name;
 
   nlohmann::json profiles = nlohmann::json::array();
@@ -62,26 +68,28 @@ std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
     }
     nlohmann::json samples = nlohmann::json::array(), weights = nlohmann::json::array();
     NodeId last = kNoNode;
-    double total = 0;
+    std::int64_t total = 0, last_weight = 0;  // in ns (bytes)
     for (const auto& [leaf, w] : seq) {
       if (leaf == root) continue;  // outside any function: speedscope has no empty stacks
-      double weight = static_cast<double>(w) * ms;
+      const std::int64_t weight = std::llround(static_cast<double>(w) * ns);
       total += weight;
       if (o.merge_runs && leaf == last) {
-        weights.back() = json_number(weights.back().get<double>() + weight);
+        last_weight += weight;
+        weights.back() = json_number(static_cast<double>(last_weight) / unit);
         continue;
       }
       nlohmann::json stack = nlohmann::json::array();
       for (FunctionId f : p.tree.stack(leaf)) stack.push_back(f);
       samples.push_back(std::move(stack));
-      weights.push_back(json_number(weight));
+      weights.push_back(json_number(static_cast<double>(weight) / unit));
+      last_weight = weight;
       last = leaf;
     }
     profiles.push_back({{"type", "sampled"},
                         {"name", profile_title(p, name, thread)},
-                        {"unit", p.clock == ClockKind::Alloc ? "bytes" : "milliseconds"},
+                        {"unit", bytes ? "bytes" : "milliseconds"},
                         {"startValue", 0},
-                        {"endValue", json_number(total)},
+                        {"endValue", json_number(static_cast<double>(total) / unit)},
                         {"samples", std::move(samples)},
                         {"weights", std::move(weights)}});
   }

@@ -3,7 +3,11 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
+#include "function_lookup.hpp"
 #include "scriptprof/allegro_report.hpp"
+#include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/allocation_countdown.hpp"
 #include "scriptprof/annotated_source.hpp"
 #include "scriptprof/hidden_functions.hpp"
@@ -170,4 +174,61 @@ TEST_CASE("allocation countdown - a fixed-period loop cannot alias with the samp
   CHECK(big == Approx(1000.0 / 1900.0).margin(0.02));
   for (int pos = 0; pos < 10; ++pos)
     if (pos != 3) CHECK(static_cast<double>(by_position[pos]) / static_cast<double>(sum) == Approx(100.0 / 1900.0).margin(0.01));
+}
+
+// A space profile's speedscope weights are the bytes themselves (unit "bytes"), and they come
+// back as the same samples; the time line was once applied to them (111.57 "bytes" written
+// for 11,946,097 allocated).
+TEST_CASE("speedscope of a space profile weighs bytes and reads back the same bytes") {
+  Profile p = seed_space_profile();
+  p.period_ns = 8192;  // the mean bytes between samples
+  p.total_seconds = 0.25;  // the run's time: no business in a byte weight
+  nlohmann::json file = nlohmann::json::parse(write_speedscope(p));
+  const nlohmann::json& prof = file["profiles"][0];
+  CHECK(prof["unit"] == "bytes");
+  std::uint64_t sum = 0;
+  for (const auto& w : prof["weights"]) {
+    REQUIRE(w.is_number_integer());
+    sum += w.get<std::uint64_t>();
+  }
+  CHECK(sum == 11 * 8 * 1024);
+  CHECK(prof["endValue"] == 11 * 8 * 1024);
+  Profile back;
+  std::string error;
+  std::vector<std::string> warnings;
+  REQUIRE(read_speedscope(write_speedscope(p), &back, &error, &warnings));
+  CHECK(warnings.empty());
+  CHECK(back.clock == ClockKind::Alloc);
+  CHECK(back.sample_weight() == p.sample_weight());
+  for (FunctionId f = 0; f < p.functions.size(); ++f) {
+    CAPTURE(p.functions.label(f));
+    FunctionId g = test::function_named(back, p.functions.label(f));  // speedscope names are labels
+    REQUIRE(g != kNoFunction);
+    CHECK(back.counts(g).self == p.counts(f).self);
+    CHECK(back.counts(g).cumulative == p.counts(f).cumulative);
+  }
+}
+
+// Time weights are whole nanoseconds written as milliseconds: at most six decimals, never the
+// float noise of seconds-per-sample times a count (2.0206910697674423), and they add up to
+// the end value exactly.
+TEST_CASE("speedscope time weights are whole nanoseconds") {
+  Profile p;
+  FunctionId a = p.add_function({"a", "x.lua", 1, 2, FunctionKind::Named});
+  FunctionId b = p.add_function({"b", "x.lua", 3, 4, FunctionKind::Named});
+  const FunctionId ab[] = {a, b};
+  for (int i = 0; i < 43; ++i) p.add_sample(0, 0, 1 + i % 3, i % 2 ? ab : ab + 1, i % 2 ? 2 : 1);
+  p.period_ns = 1000000;
+  p.total_seconds = 0.086889716;  // 86 samples of a measured 1.0103455348837211 ms
+  nlohmann::json prof = nlohmann::json::parse(write_speedscope(p))["profiles"][0];
+  std::int64_t sum_ns = 0;
+  for (const auto& w : prof["weights"]) {
+    std::string text = w.dump();
+    CAPTURE(text);
+    std::size_t dot = text.find('.');
+    CHECK((dot == std::string::npos || text.size() - dot - 1 <= 6));
+    sum_ns += std::llround(w.get<double>() * 1e6);
+  }
+  CHECK(sum_ns == std::llround(prof["endValue"].get<double>() * 1e6));
+  CHECK(std::abs(static_cast<double>(sum_ns) - 0.086889716e9) < 100);
 }
