@@ -51,7 +51,7 @@ NodeId CallTree::child(NodeId parent, FunctionId function) {
   const std::size_t mask = index_.size() - 1;
   std::size_t i = slot_of(parent, function);
   for (NodeId id; (id = index_[i]) != kNoNode; i = (i + 1) & mask)
-    if (node(id).parent == parent && node(id).function == function) return id;
+    if (raw(id).parent == parent && raw(id).function == function) return id;
   NodeId id = new_node(function, parent);
   index_[i] = id;
   return id;
@@ -64,8 +64,8 @@ void CallTree::grow_index() {
   for (std::size_t s = size; s > 1; s >>= 1) --index_shift_;
   const std::size_t mask = size - 1;
   for (NodeId id = 0; id < size_; ++id) {
-    if (node(id).parent == kNoNode) continue;
-    std::size_t i = slot_of(node(id).parent, node(id).function);
+    if (raw(id).parent == kNoNode) continue;
+    std::size_t i = slot_of(raw(id).parent, raw(id).function);
     while (index_[i] != kNoNode) i = (i + 1) & mask;
     index_[i] = id;
   }
@@ -80,15 +80,24 @@ NodeId CallTree::add_path_after(std::uint32_t process, const FunctionId* frames,
   }
   nodes.resize(n + 1);
   for (std::size_t i = common; i < n; ++i) nodes[i + 1] = child(nodes[i], frames[i]);
-  for (std::size_t i = 0; i <= n; ++i) at(nodes[i]).count += weight;
   at(nodes[n]).self += weight;
+  settled_.mark_stale();
   return nodes[n];
+}
+
+void CallTree::settle_counts() const {
+  for (auto& chunk : chunks_)
+    for (CallTreeNode& n : chunk) n.count = n.self;
+  for (NodeId id = static_cast<NodeId>(size_); id-- > 0;) {
+    const CallTreeNode& n = raw(id);
+    if (n.parent != kNoNode) chunks_[n.parent >> kChunkBits][n.parent & kChunkMask].count += n.count;
+  }
 }
 
 std::vector<FunctionId> CallTree::stack(NodeId leaf) const {
   std::vector<FunctionId> frames;
-  for (NodeId n = leaf; n != kNoNode && node(n).parent != kNoNode; n = node(n).parent)
-    frames.push_back(node(n).function);
+  for (NodeId n = leaf; n != kNoNode && raw(n).parent != kNoNode; n = raw(n).parent)
+    frames.push_back(raw(n).function);
   std::reverse(frames.begin(), frames.end());
   return frames;
 }

@@ -8,7 +8,6 @@ FunctionId Profile::add_function(FunctionInfo info) {
   FunctionId id = functions.add(std::move(info));
   counts_.emplace_back();
   if (every_function_counted_) counts_.back().calls = 0;
-  seen_stamp_.push_back(0);
   return id;
 }
 
@@ -24,7 +23,7 @@ double Profile::collector_seconds() const {
   if (total_weight_ == 0) return 0.0;
   std::uint64_t in_gc = 0;
   for (FunctionId f = 0; f < functions.size() && f < counts_.size(); ++f)
-    if (functions.info(f).collector) in_gc += counts_[f].self;
+    if (functions.info(f).collector) in_gc += counts(f).self;
   return total_seconds * static_cast<double>(in_gc) / static_cast<double>(total_weight_);
 }
 
@@ -40,11 +39,13 @@ void Profile::add_thread(std::uint32_t id, std::string thread_name, std::uint32_
 
 // Consecutive samples mostly share a long prefix (time moves on at the top of the stack): the
 // frames, lines, tree nodes and line entries of the last sample are kept, and only the frames
-// after the shared prefix are looked up. The counts along the whole path still take their
-// weight: a sample costs a compare and an add per frame, and lookups only where it differs.
+// after the shared prefix are looked up. The sample's weight goes to its leaves only; every
+// total along the path is derived when first read (settle_counts), so a sample costs a compare
+// per frame and lookups only where it differs.
 NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64_t weight,
                          const FunctionId* frames, std::size_t n, const int* lines) {
   total_weight_ += weight;
+  settled_.mark_stale();
   const bool same_process = thread == prev_.thread && !prev_.nodes.empty();
   std::size_t common = 0;  // frames equal to the last sample's
   if (same_process)
@@ -58,21 +59,6 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
     prev_.forget();
     return leaf;
   }
-  // A fresh stamp per sample makes "once per stack" O(depth) with no per-sample set.
-  if (++stamp_ == 0) {
-    std::fill(seen_stamp_.begin(), seen_stamp_.end(), 0);
-    for (auto& entry : location_counts_) entry.stamp = 0;
-    stamp_ = 1;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    FunctionId f = frames[i];
-    counts_[f].occurrences += weight;
-    if (seen_stamp_[f] != stamp_) {
-      seen_stamp_[f] = stamp_;
-      counts_[f].cumulative += weight;
-    }
-  }
-  counts_[frames[n - 1]].self += weight;
   // Once lines came, a sample without them (ticks left at a stop, charged to the last stack)
   // still joins the line-level tree, at line 0: its totals stay the call tree's.
   if (lines || !locations_.empty()) {
@@ -81,33 +67,68 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
     if (same_process && prev_.locations.size() >= common && prev_.lines.size() >= common)
       while (common_lines < common && line_at(common_lines) == prev_.lines[common_lines]) ++common_lines;
     prev_.locations.resize(n);
-    for (std::size_t i = common_lines; i < n; ++i) prev_.locations[i] = location_of(frames[i], line_at(i));
-    for (std::size_t i = 0; i < n; ++i) {
-      LocationCounts& e = location_counts_[prev_.locations[i]];
-      if (line_at(i) > 0 && e.stamp != stamp_) {  // recursion on the same line counts once per stack
-        e.stamp = stamp_;
-        e.counts.cumulative += weight;
-      }
+    prev_.lines.resize(n);
+    for (std::size_t i = common_lines; i < n; ++i) {
+      prev_.locations[i] = location_of(frames[i], line_at(i));
+      prev_.lines[i] = line_at(i);
     }
-    if (lines && lines[n - 1] > 0) location_counts_[prev_.locations[n - 1]].counts.self += weight;
     last_line_leaf_ = line_tree_.add_path_after(thread, prev_.locations.data(), n, weight, &prev_.line_nodes,
                                                 common_lines);
-    prev_.lines.resize(n);
-    for (std::size_t i = 0; i < n; ++i) prev_.lines[i] = line_at(i);
   } else {
     prev_.locations.clear();
     prev_.lines.clear();
   }
   prev_.thread = thread;
-  prev_.frames.assign(frames, frames + n);
+  prev_.frames.resize(n);
+  for (std::size_t i = common; i < n; ++i) prev_.frames[i] = frames[i];
   return leaf;
+}
+
+void Profile::settle_counts() const {
+  for (FunctionCounts& c : counts_) c.self = c.cumulative = c.occurrences = 0;
+  for (LineCounts& c : location_counts_) c = LineCounts{};
+  // Depth-first over each tree, with how many nodes above the current one hold each function
+  // (location): a node counts cumulatively where that number is 0.
+  auto walk = [](const CallTree& t, std::size_t keys, auto&& visit) {
+    std::vector<std::uint32_t> above(keys, 0);
+    std::vector<std::pair<NodeId, bool>> todo;  // (node, leaving)
+    for (const auto& [thread, root] : t.roots()) {
+      todo.assign(1, {root, false});
+      while (!todo.empty()) {
+        auto [id, leaving] = todo.back();
+        todo.pop_back();
+        const CallTreeNode& node = t.node(id);
+        const bool keyed = node.function != kNoFunction;
+        if (leaving) {
+          if (keyed) --above[node.function];
+          continue;
+        }
+        if (keyed) visit(node, above[node.function] == 0);
+        if (keyed) ++above[node.function];
+        todo.push_back({id, true});
+        for (NodeId c = node.first_child; c != kNoNode; c = t.node(c).next_sibling) todo.push_back({c, false});
+      }
+    }
+  };
+  walk(tree, counts_.size(), [&](const CallTreeNode& node, bool first) {
+    FunctionCounts& c = counts_[node.function];
+    c.self += node.self;
+    c.occurrences += node.count;
+    if (first) c.cumulative += node.count;
+  });
+  walk(line_tree_, location_counts_.size(), [&](const CallTreeNode& node, bool first) {
+    if (locations_[node.function].line <= 0) return;  // line unknown: no line counts
+    LineCounts& c = location_counts_[node.function];
+    c.self += node.self;
+    if (first) c.cumulative += node.count;  // recursion on the same line counts once per stack
+  });
 }
 
 void Profile::add_jit_share(NodeId leaf, std::uint64_t weight, bool compiled) {
   jit_shares = true;
   jit_paths_ = true;
   if (!compiled || leaf == kNoNode || leaf != last_leaf_) return;
-  counts_[tree.node(leaf).function].compiled += weight;
+  counts_[tree.function_of(leaf)].compiled += weight;
   compiled_nodes_[leaf] += weight;
   if (last_line_leaf_ != kNoNode) compiled_line_nodes_[last_line_leaf_] += weight;
 }
@@ -120,9 +141,10 @@ std::optional<std::uint64_t> Profile::compiled_at(const CallTree& t, NodeId node
 }
 
 std::map<int, LineCounts> Profile::line_counts(FunctionId f) const {
+  settled_.ensure([this] { settle_counts(); });
   std::map<int, LineCounts> out;
   for (std::size_t i = 0; i < locations_.size(); ++i)
-    if (locations_[i].function == f && locations_[i].line != 0) out[locations_[i].line] = location_counts_[i].counts;
+    if (locations_[i].function == f && locations_[i].line != 0) out[locations_[i].line] = location_counts_[i];
   return out;
 }
 
@@ -191,8 +213,6 @@ void Profile::clear() {
   counts_.clear();
   jit_shares = false;
   runtime_note.clear();
-  seen_stamp_.clear();
-  stamp_ = 0;
   total_weight_ = 0;
   empty_weight_ = 0;
   callers_.clear();
@@ -287,9 +307,9 @@ namespace scriptprof {
 std::size_t Profile::bytes() const {
   std::size_t n = functions.bytes() + tree.bytes() + samples.bytes() +
                   frame_marks.capacity() * sizeof(FrameMark) + threads.capacity() * sizeof(ThreadInfo) +
-                  counts_.capacity() * sizeof(FunctionCounts) + seen_stamp_.capacity() * sizeof(std::uint32_t) +
+                  counts_.capacity() * sizeof(FunctionCounts) +
                   callers_.capacity() * sizeof(callers_[0]) + locations_.capacity() * sizeof(Location) +
-                  location_counts_.capacity() * sizeof(LocationCounts) +
+                  location_counts_.capacity() * sizeof(LineCounts) +
                   location_index_.capacity() * sizeof(FunctionId) +
                   line_tree_.bytes() +
                   // a hash node: the pair, its next pointer, its bucket

@@ -224,3 +224,81 @@ TEST_CASE("a sample that shares a prefix with the last one counts as if recorded
   }
   CHECK(seq.tree.size() == fresh.tree.size());
 }
+
+// The totals are derived on the first read after samples arrive (the recorder touches only the
+// leaves): reads between samples, copies and both trees must agree with a model that counts
+// every sample in full, as the definitions say.
+TEST_CASE("totals read between samples match a model that counts every sample in full") {
+  std::mt19937 rng(2024);
+  Profile p;
+  constexpr int kFns = 9;
+  for (int i = 0; i < kFns; ++i) p.add_function({"h" + std::to_string(i), "m.lua", i, i + 1, FunctionKind::Script});
+  std::vector<std::uint64_t> self(kFns, 0), cum(kFns, 0), occ(kFns, 0);
+  std::map<std::pair<int, int>, LineCounts> lines_model;     // (function, line)
+  std::map<std::vector<FunctionId>, std::uint64_t> path_model;  // a path (thread first) -> count
+  auto check = [&](const Profile& q) {
+    REQUIRE(check_invariants(q).empty());
+    for (FunctionId f = 0; f < kFns; ++f) {
+      CAPTURE(f);
+      CHECK(q.counts(f).self == self[f]);
+      CHECK(q.counts(f).cumulative == cum[f]);
+      CHECK(q.counts(f).occurrences == occ[f]);
+      for (const auto& [line, c] : q.line_counts(f)) {
+        CAPTURE(line);
+        CHECK(c.self == lines_model[{static_cast<int>(f), line}].self);
+        CHECK(c.cumulative == lines_model[{static_cast<int>(f), line}].cumulative);
+      }
+    }
+    // Every node's count is the weight of the samples through its path.
+    std::size_t nodes_checked = 0;
+    for (NodeId id = 0; id < q.tree.size(); ++id) {
+      std::vector<FunctionId> path = q.tree.stack(id);
+      NodeId root = id;
+      while (q.tree.node(root).parent != kNoNode) root = q.tree.node(root).parent;
+      for (const auto& [thread, r] : q.tree.roots())
+        if (r == root) path.insert(path.begin(), thread);
+      CHECK(q.tree.node(id).count == path_model[path]);
+      ++nodes_checked;
+    }
+    CHECK(nodes_checked == q.tree.size());
+  };
+  std::vector<FunctionId> stack;
+  std::vector<int> lines;
+  for (int s = 0; s < 3000; ++s) {
+    const std::size_t pops = std::min<std::size_t>(rng() % 4, stack.size());
+    stack.resize(stack.size() - pops);
+    lines.resize(stack.size());
+    for (std::size_t k = rng() % 4; k > 0 && stack.size() < 30; --k) {
+      stack.push_back(static_cast<FunctionId>(rng() % kFns));  // recursion, same lines too
+      lines.push_back(static_cast<int>(rng() % 3));             // 0: unknown
+    }
+    const std::uint32_t thread = rng() % 8 == 0 ? 1 : 0;
+    const std::uint64_t w = 1 + rng() % 3;
+    const std::size_t n = rng() % 40 == 0 ? 0 : stack.size();
+    p.add_sample(thread, 0, w, stack.data(), n, lines.data());
+    // The model, sample by sample.
+    std::vector<bool> seen(kFns, false);
+    std::map<std::pair<int, int>, bool> seen_line;
+    std::vector<FunctionId> path{thread};
+    path_model[path] += w;
+    for (std::size_t i = 0; i < n; ++i) {
+      const FunctionId f = stack[i];
+      occ[f] += w;
+      if (!seen[f]) seen[f] = true, cum[f] += w;
+      if (lines[i] > 0 && !seen_line[{static_cast<int>(f), lines[i]}]) {
+        seen_line[{static_cast<int>(f), lines[i]}] = true;
+        lines_model[{static_cast<int>(f), lines[i]}].cumulative += w;
+      }
+      path.push_back(f);
+      path_model[path] += w;
+    }
+    if (n > 0) {
+      self[stack[n - 1]] += w;
+      if (lines[n - 1] > 0) lines_model[{static_cast<int>(stack[n - 1]), lines[n - 1]}].self += w;
+    }
+    if (s % 500 == 17) check(p);           // a read mid-run, then more samples
+    if (s == 1234) check(Profile(p));      // a copy settles on its own
+  }
+  check(p);
+  check(Profile(p));
+}

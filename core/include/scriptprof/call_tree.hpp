@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "scriptprof/function_table.hpp"
+#include "scriptprof/settle_flag.hpp"
 
 namespace scriptprof {
 
@@ -22,21 +23,33 @@ struct CallTreeNode {
   std::uint64_t self = 0;             // weight of samples ending exactly here
 };
 
+// The call tree takes a sample's weight at its leaf only (`self`); the `count` of every node on
+// the path is derived on the first read after a change (settle_counts), so recording costs the
+// frames that differ from the last sample, not the depth of the stack.
+
 class CallTree {
  public:
   // Root node of a process, created on first use.
   NodeId root(std::uint32_t process);
   // Child of `parent` for `function`, created on first use.
   NodeId child(NodeId parent, FunctionId function);
-  // Walks a root-first stack from the process root, adding `weight` to every node on the path,
-  // and returns the leaf node (the process root for an empty stack). It starts from a previous
+  // Walks a root-first stack from the process root, adding `weight` to the path's leaf (the
+  // counts above it follow on the next read), and returns the leaf node (the process root for an
+  // empty stack). It starts from a previous
   // path of the same process: `path` holds its nodes (the root first, then one per frame) and
   // its first `common` frames equal these (0: none, or no previous path), so only the frames
   // after them are looked up. `path` becomes this path's nodes.
   NodeId add_path_after(std::uint32_t process, const FunctionId* frames, std::size_t n, std::uint64_t weight,
                         std::vector<NodeId>* path, std::size_t common);
 
-  const CallTreeNode& node(NodeId id) const { return chunks_[id >> kChunkBits][id & kChunkMask]; }
+  // A node with its counts settled.
+  const CallTreeNode& node(NodeId id) const {
+    settled_.ensure([this] { settle_counts(); });
+    return raw(id);
+  }
+  // A node's function and parent, which never change: no settling (for the recording path).
+  FunctionId function_of(NodeId id) const { return raw(id).function; }
+  NodeId parent_of(NodeId id) const { return raw(id).parent; }
   std::size_t size() const { return size_; }
   // Process roots in first-seen order, as (process, node).
   const std::vector<std::pair<std::uint32_t, NodeId>>& roots() const { return roots_; }
@@ -46,7 +59,11 @@ class CallTree {
   std::size_t bytes() const;
 
  private:
+  const CallTreeNode& raw(NodeId id) const { return chunks_[id >> kChunkBits][id & kChunkMask]; }
   CallTreeNode& at(NodeId id) { return chunks_[id >> kChunkBits][id & kChunkMask]; }
+  // Every count as its self weight plus its children's counts. A child is always made after
+  // its parent, so one pass from the last node to the first sees every child before its parent.
+  void settle_counts() const;
   NodeId new_node(FunctionId function, NodeId parent);
   std::size_t slot_of(NodeId parent, FunctionId function) const;
   void grow_index();
@@ -56,7 +73,8 @@ class CallTree {
   // fresh mmap'd pages each time (page faults and copies were most of a deep stack's cost).
   static constexpr unsigned kChunkBits = 11;
   static constexpr NodeId kChunkMask = (NodeId{1} << kChunkBits) - 1;
-  std::vector<std::vector<CallTreeNode>> chunks_;
+  mutable std::vector<std::vector<CallTreeNode>> chunks_;  // counts settled from const readers
+  SettleFlag settled_;
   std::size_t size_ = 0;
   std::vector<std::pair<std::uint32_t, NodeId>> roots_;
   // The child index: open addressing over node ids (kNoNode: empty), probed from a hash of

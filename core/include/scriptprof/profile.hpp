@@ -31,7 +31,8 @@ struct FrameMark {
   std::uint64_t t_ns;     // profiled time since the start of the run, as SampleRecord::t_ns
 };
 
-// Per-function totals, kept up to date as samples arrive.
+// Per-function totals. The sample counts (self, cumulative, occurrences) are derived from the
+// call tree on the first read after a change; calls and compiled weight are kept as they come.
 struct FunctionCounts {
   std::uint64_t self = 0;        // weight of samples where the function is innermost
   std::uint64_t cumulative = 0;  // weight of samples with the function anywhere (once per stack)
@@ -157,7 +158,10 @@ class Profile {
   // Time in the collector, as the samples measure it: the self weight of collector functions
   // (FunctionInfo::collector) as a share of total_seconds.
   double collector_seconds() const;
-  const FunctionCounts& counts(FunctionId id) const { return counts_[id]; }
+  const FunctionCounts& counts(FunctionId id) const {
+    settled_.ensure([this] { settle_counts(); });
+    return counts_[id];
+  }
 
   // Drops every sample and count but keeps the settings.
   void clear();
@@ -167,9 +171,12 @@ class Profile {
   std::size_t bytes() const;
 
  private:
-  std::vector<FunctionCounts> counts_;
-  std::vector<std::uint32_t> seen_stamp_;  // per function: last sample that counted it
-  std::uint32_t stamp_ = 0;
+  // Settles the sample counts of functions and locations from the two trees: a node adds its
+  // self weight to its function's self, its count to the occurrences, and to the cumulative
+  // only where no node above it has the same function (once per stack, even in recursion).
+  void settle_counts() const;
+  mutable std::vector<FunctionCounts> counts_;
+  SettleFlag settled_;
   std::uint64_t total_weight_ = 0;
   std::uint64_t empty_weight_ = 0;
   bool calls_counted_ = false;
@@ -179,12 +186,8 @@ class Profile {
   std::vector<std::vector<std::pair<FunctionId, std::uint64_t>>> callers_;
   // Locations (a function at a line; 0: unknown) by id, with their line counts, and an open
   // addressing index from (function, line) to the id: no allocation per location.
-  struct LocationCounts {
-    LineCounts counts;
-    std::uint32_t stamp = 0;  // last sample that counted it cumulatively
-  };
   std::vector<Location> locations_;
-  std::vector<LocationCounts> location_counts_;
+  mutable std::vector<LineCounts> location_counts_;  // settled with counts_
   std::vector<FunctionId> location_index_;  // kNoFunction: empty
   unsigned location_shift_ = 64;           // 64 - log2(location_index_.size())
   FunctionId location_of(FunctionId f, int line);  // found or added
