@@ -71,17 +71,22 @@ void CallTree::grow_index() {
   }
 }
 
-NodeId CallTree::add_path_after(std::uint32_t process, const FunctionId* frames, std::size_t n,
-                                std::uint64_t weight, std::vector<NodeId>* path, std::size_t common) {
+std::size_t CallTree::start_path(std::uint32_t process, std::size_t n, std::vector<NodeId>* path,
+                                 std::size_t common) {
   std::vector<NodeId>& nodes = *path;
   if (common == 0 || nodes.empty()) {
     nodes.assign(1, root(process));
     common = 0;
   }
   nodes.resize(n + 1);
-  for (std::size_t i = common; i < n; ++i) nodes[i + 1] = child(nodes[i], frames[i]);
-  at(nodes[n]).self += weight;
-  settled_.mark_stale();
+  return common;
+}
+
+NodeId CallTree::add_path_after(std::uint32_t process, const FunctionId* frames, std::size_t n,
+                                std::uint64_t weight, std::vector<NodeId>* path, std::size_t common) {
+  std::vector<NodeId>& nodes = *path;
+  for (std::size_t i = start_path(process, n, path, common); i < n; ++i) nodes[i + 1] = child(nodes[i], frames[i]);
+  end_path(nodes[n], weight);
   return nodes[n];
 }
 

@@ -50,31 +50,47 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
   std::size_t common = 0;  // frames equal to the last sample's
   if (same_process)
     while (common < n && common < prev_.frames.size() && frames[common] == prev_.frames[common]) ++common;
-  const NodeId leaf = tree.add_path_after(thread, frames, n, weight, &prev_.nodes, common);
+  // Once lines came, a sample without them (ticks left at a stop, charged to the last stack)
+  // still joins the line-level tree, at line 0: its totals stay the call tree's.
+  const bool with_lines = n > 0 && (lines || !locations_.empty());
+  std::size_t common_lines = n;  // frames whose function and line equal the last sample's
+  if (with_lines) {
+    auto line_at = [&](std::size_t i) { return lines && lines[i] > 0 ? lines[i] : 0; };
+    common_lines = 0;
+    if (same_process && prev_.locations.size() >= common && prev_.lines.size() >= common)
+      while (common_lines < common && line_at(common_lines) == prev_.lines[common_lines]) ++common_lines;
+    prev_.locations.resize(n);
+    prev_.lines.resize(n);
+    for (std::size_t i = common_lines; i < n; ++i) prev_.lines[i] = line_at(i);
+  }
+  // Both trees in one loop, with the locations: the call tree's lookups do not wait on the
+  // line tree's, so their cache misses overlap.
+  std::vector<NodeId>& nodes = prev_.nodes;
+  std::vector<NodeId>& line_nodes = prev_.line_nodes;
+  const std::size_t walked = tree.start_path(thread, n, &nodes, common);
+  const std::size_t walked_lines = with_lines ? line_tree_.start_path(thread, n, &line_nodes, common_lines) : n;
+  for (std::size_t i = std::min(walked, walked_lines); i < n; ++i) {
+    if (i >= walked) nodes[i + 1] = tree.child(nodes[i], frames[i]);
+    if (i >= walked_lines) {
+      prev_.locations[i] = location_of(frames[i], prev_.lines[i]);
+      line_nodes[i + 1] = line_tree_.child(line_nodes[i], prev_.locations[i]);
+    }
+  }
+  const NodeId leaf = nodes[n];
+  tree.end_path(leaf, weight);
   last_leaf_ = leaf;
   last_line_leaf_ = kNoNode;
+  if (with_lines) {
+    line_tree_.end_path(line_nodes[n], weight);
+    last_line_leaf_ = line_nodes[n];
+  }
   if (keep_samples) samples.push_back({leaf, thread, weight, t_ns});
   if (n == 0) {
     empty_weight_ += weight;
     prev_.forget();
     return leaf;
   }
-  // Once lines came, a sample without them (ticks left at a stop, charged to the last stack)
-  // still joins the line-level tree, at line 0: its totals stay the call tree's.
-  if (lines || !locations_.empty()) {
-    auto line_at = [&](std::size_t i) { return lines && lines[i] > 0 ? lines[i] : 0; };
-    std::size_t common_lines = 0;  // frames whose function and line equal the last sample's
-    if (same_process && prev_.locations.size() >= common && prev_.lines.size() >= common)
-      while (common_lines < common && line_at(common_lines) == prev_.lines[common_lines]) ++common_lines;
-    prev_.locations.resize(n);
-    prev_.lines.resize(n);
-    for (std::size_t i = common_lines; i < n; ++i) {
-      prev_.locations[i] = location_of(frames[i], line_at(i));
-      prev_.lines[i] = line_at(i);
-    }
-    last_line_leaf_ = line_tree_.add_path_after(thread, prev_.locations.data(), n, weight, &prev_.line_nodes,
-                                                common_lines);
-  } else {
+  if (!with_lines) {
     prev_.locations.clear();
     prev_.lines.clear();
   }
@@ -150,6 +166,17 @@ std::map<int, LineCounts> Profile::line_counts(FunctionId f) const {
 
 // Fibonacci hashing over (function, line), as the call tree's child index.
 FunctionId Profile::location_of(FunctionId f, int line) {
+  // A function's frames sit at a few lines (its call sites): the last one found is tried
+  // first, an array read where the index is a probe into a table of every location.
+  if (f < last_location_.size() && last_location_[f].line == line && last_location_[f].function == f)
+    return last_location_[f].id;
+  const FunctionId id = find_location(f, line);
+  if (f >= last_location_.size()) last_location_.resize(std::size_t{f} + 1, {kNoFunction, 0, kNoFunction});
+  last_location_[f] = {f, line, id};
+  return id;
+}
+
+FunctionId Profile::find_location(FunctionId f, int line) {
   if (2 * (locations_.size() + 1) > location_index_.size()) {
     const std::size_t size = location_index_.empty() ? 64 : 2 * location_index_.size();
     location_index_.assign(size, kNoFunction);
@@ -219,6 +246,7 @@ void Profile::clear() {
   locations_.clear();
   location_counts_.clear();
   location_index_.clear();
+  last_location_.clear();
   line_tree_ = CallTree{};
   last_leaf_ = last_line_leaf_ = kNoNode;
   prev_ = LastSample{};
@@ -311,6 +339,7 @@ std::size_t Profile::bytes() const {
                   callers_.capacity() * sizeof(callers_[0]) + locations_.capacity() * sizeof(Location) +
                   location_counts_.capacity() * sizeof(LineCounts) +
                   location_index_.capacity() * sizeof(FunctionId) +
+                  last_location_.capacity() * sizeof(LastLocation) +
                   line_tree_.bytes() +
                   // a hash node: the pair, its next pointer, its bucket
                   (compiled_nodes_.size() + compiled_line_nodes_.size()) * (sizeof(std::pair<NodeId, std::uint64_t>) + 2 * sizeof(void*));

@@ -41,6 +41,15 @@ class CallTree {
   // after them are looked up. `path` becomes this path's nodes.
   NodeId add_path_after(std::uint32_t process, const FunctionId* frames, std::size_t n, std::uint64_t weight,
                         std::vector<NodeId>* path, std::size_t common);
+  // add_path_after in three steps, for a caller that walks two trees in one loop (their cache
+  // misses then overlap): start_path sizes `path` for n frames and returns how many are walked
+  // already; the caller sets path[i + 1] = child(path[i], frames[i]) for the rest; end_path
+  // gives the leaf the sample's weight.
+  std::size_t start_path(std::uint32_t process, std::size_t n, std::vector<NodeId>* path, std::size_t common);
+  void end_path(NodeId leaf, std::uint64_t weight) {
+    at(leaf).self += weight;
+    settled_.mark_stale();
+  }
 
   // A node with its counts settled.
   const CallTreeNode& node(NodeId id) const {

@@ -191,6 +191,13 @@ class Profile {
   std::vector<FunctionId> location_index_;  // kNoFunction: empty
   unsigned location_shift_ = 64;           // 64 - log2(location_index_.size())
   FunctionId location_of(FunctionId f, int line);  // found or added
+  FunctionId find_location(FunctionId f, int line);  // the same through the index
+  struct LastLocation {
+    FunctionId function;  // kNoFunction: none yet
+    int line;
+    FunctionId id;
+  };
+  std::vector<LastLocation> last_location_;  // per function: the location it was last found at
   CallTree line_tree_;
   // The last sample, so that the next one looks up only the frames after their shared prefix.
   struct LastSample {
