@@ -308,6 +308,11 @@ TEST_CASE("Many AngelScript runs add to one profile, with one function per decla
 
 TEST_CASE("Two threads profile their own AngelScript engines at once", "[threads]") {
   asPrepareMultithread();
+  // AngelScript 2.35's string add-on makes its one string factory on first use without a lock
+  // (later releases take one): two engines registering strings at once made two, and
+  // LeakSanitizer failed this test on the one lost. A host makes its first engine before its
+  // threads do, as here.
+  { Script first("void nothing() {}"); }
   // The scripts allocate (strings) so that ThreadSanitizer, which holds a signal until the
   // thread enters its runtime, delivers the ticks.
   const char* code[2] = {R"as(
