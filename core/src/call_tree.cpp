@@ -82,14 +82,6 @@ std::size_t CallTree::start_path(std::uint32_t process, std::size_t n, std::vect
   return common;
 }
 
-NodeId CallTree::add_path_after(std::uint32_t process, const FunctionId* frames, std::size_t n,
-                                std::uint64_t weight, std::vector<NodeId>* path, std::size_t common) {
-  std::vector<NodeId>& nodes = *path;
-  for (std::size_t i = start_path(process, n, path, common); i < n; ++i) nodes[i + 1] = child(nodes[i], frames[i]);
-  end_path(nodes[n], weight);
-  return nodes[n];
-}
-
 void CallTree::settle_counts() const {
   for (auto& chunk : chunks_)
     for (CallTreeNode& n : chunk) n.count = n.self;

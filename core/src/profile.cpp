@@ -119,8 +119,7 @@ void Profile::settle_counts() const {
           if (keyed) --above[node.function];
           continue;
         }
-        if (keyed) visit(node, above[node.function] == 0);
-        if (keyed) ++above[node.function];
+        if (keyed) visit(node, above[node.function]++ == 0);
         todo.push_back({id, true});
         for (NodeId c = node.first_child; c != kNoNode; c = t.node(c).next_sibling) todo.push_back({c, false});
       }

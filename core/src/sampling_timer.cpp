@@ -315,28 +315,21 @@ void SamplingTimer::rearm(std::uint64_t delay_ns) {
 
 std::uint64_t SamplingTimer::program_ns() const {
   if (!running()) return stopped_program_ns_;
-  // A handler between the clock read and the exclusions' load would subtract time the read
-  // did not contain, and this reading would come out below an earlier one: read the clock
-  // between two loads of the handlers' exclusions, again if they differ.
-  for (;;) {
-    const std::uint64_t handled = excluded_handler_.load(std::memory_order_relaxed);
+  return clear_of_handlers([this] {
     const std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
-    const std::uint64_t program = program_at(since ? since : now());
-    if (excluded_handler_.load(std::memory_order_relaxed) == handled) return program;
-  }
+    return program_at(since ? since : now());
+  });
 }
 
 void SamplingTimer::enter_profiler() {
-  // A handler that runs between the clock read and the store finds no profiler work open and
-  // excludes its own time, which the read did not contain: program time would step back by it
-  // (a reading before this call, 9253195 ns, came out 9247647 after it). Such a handler shows
-  // in excluded_handler_, and the clock is read again after it. The second pass cannot be
-  // interrupted that way: with the work open, a handler excludes nothing.
-  for (;;) {
-    const std::uint64_t handled = excluded_handler_.load(std::memory_order_relaxed);
+  // A handler between the clock read and the store would find no work open and exclude its
+  // own time (a reading before this call, 9253195 ns, came out 9247647 after it): the clock is
+  // read again after it. The second pass cannot meet that: with the work open, a handler
+  // excludes nothing.
+  clear_of_handlers([this] {
     profiler_since_.store(now(), std::memory_order_relaxed);
-    if (excluded_handler_.load(std::memory_order_relaxed) == handled) return;
-  }
+    return true;
+  });
 }
 
 std::uint64_t SamplingTimer::leave_profiler() {

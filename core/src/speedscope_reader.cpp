@@ -182,13 +182,13 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
     if (bytes) {
       // Bytes are sample weights as they stand; the time line, when there, gives the mean
       // bytes between samples (its period) and the run's time.
+      std::uint64_t period = 0;  // without the time line: their greatest common divisor
       for (const Raw& r : raw) {
         auto w = static_cast<std::uint64_t>(std::llround(r.ns));
+        period = std::gcd(period, w);
         if (w > 0) out->add_sample(r.thread, 0, w, stacks.data() + r.first, r.n);
       }
       out->clock = ClockKind::Alloc;
-      std::uint64_t period = 0;
-      for (const Raw& r : raw) period = std::gcd(period, static_cast<std::uint64_t>(std::llround(r.ns)));
       if (scale.found && scale.period_ns > 0) apply_time_scale(scale, out, scale.period_ns);
       else out->period_ns = period > 0 ? period : 1;
     } else if (scale.found && scale.period_ns > 0 && scale.samples > 0 && scale.total_seconds > 0) {

@@ -181,6 +181,20 @@ static std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> line_paths
   return out;
 }
 
+// One step of a drifting walk, as time moves on in a program: up to 3 frames popped, up to 3
+// pushed (any of `functions`, so recursion too, on the same line too), each at line 0-2 (0:
+// unknown), the stack kept under `max_depth`.
+static void drift(std::mt19937& rng, unsigned functions, std::size_t max_depth, std::vector<FunctionId>* stack,
+                  std::vector<int>* lines) {
+  const std::size_t pops = std::min<std::size_t>(rng() % 4, stack->size());
+  stack->resize(stack->size() - pops);
+  lines->resize(stack->size());
+  for (std::size_t k = rng() % 4; k > 0 && stack->size() < max_depth; --k) {
+    stack->push_back(static_cast<FunctionId>(rng() % functions));
+    lines->push_back(static_cast<int>(rng() % 3));
+  }
+}
+
 TEST_CASE("a sample that shares a prefix with the last one counts as if recorded afresh") {
   // A drifting walk (frames popped and pushed, lines moving, threads switching, an empty stack
   // now and then), recorded once in sequence and once with the last-sample cache dropped before
@@ -195,13 +209,7 @@ TEST_CASE("a sample that shares a prefix with the last one counts as if recorded
   std::vector<FunctionId> stack;
   std::vector<int> lines;
   for (int s = 0; s < 1500; ++s) {
-    const std::size_t pops = std::min<std::size_t>(rng() % 4, stack.size());
-    stack.resize(stack.size() - pops);
-    lines.resize(stack.size());
-    for (std::size_t k = rng() % 4; k > 0 && stack.size() < 40; --k) {
-      stack.push_back(static_cast<FunctionId>(rng() % 12));  // recursion included
-      lines.push_back(static_cast<int>(rng() % 3));           // 0: unknown
-    }
+    drift(rng, 12, 40, &stack, &lines);
     if (!lines.empty() && rng() % 3 == 0) lines[rng() % lines.size()] = static_cast<int>(1 + rng() % 3);
     const std::uint32_t thread = rng() % 10 == 0 ? 1 : 0;
     const std::uint64_t w = 1 + rng() % 2;
@@ -265,13 +273,7 @@ TEST_CASE("totals read between samples match a model that counts every sample in
   std::vector<FunctionId> stack;
   std::vector<int> lines;
   for (int s = 0; s < 3000; ++s) {
-    const std::size_t pops = std::min<std::size_t>(rng() % 4, stack.size());
-    stack.resize(stack.size() - pops);
-    lines.resize(stack.size());
-    for (std::size_t k = rng() % 4; k > 0 && stack.size() < 30; --k) {
-      stack.push_back(static_cast<FunctionId>(rng() % kFns));  // recursion, same lines too
-      lines.push_back(static_cast<int>(rng() % 3));             // 0: unknown
-    }
+    drift(rng, kFns, 30, &stack, &lines);
     const std::uint32_t thread = rng() % 8 == 0 ? 1 : 0;
     const std::uint64_t w = 1 + rng() % 3;
     const std::size_t n = rng() % 40 == 0 ? 0 : stack.size();

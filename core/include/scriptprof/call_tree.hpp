@@ -26,25 +26,19 @@ struct CallTreeNode {
 // The call tree takes a sample's weight at its leaf only (`self`); the `count` of every node on
 // the path is derived on the first read after a change (settle_counts), so recording costs the
 // frames that differ from the last sample, not the depth of the stack.
-
 class CallTree {
  public:
   // Root node of a process, created on first use.
   NodeId root(std::uint32_t process);
   // Child of `parent` for `function`, created on first use.
   NodeId child(NodeId parent, FunctionId function);
-  // Walks a root-first stack from the process root, adding `weight` to the path's leaf (the
-  // counts above it follow on the next read), and returns the leaf node (the process root for an
-  // empty stack). It starts from a previous
-  // path of the same process: `path` holds its nodes (the root first, then one per frame) and
-  // its first `common` frames equal these (0: none, or no previous path), so only the frames
-  // after them are looked up. `path` becomes this path's nodes.
-  NodeId add_path_after(std::uint32_t process, const FunctionId* frames, std::size_t n, std::uint64_t weight,
-                        std::vector<NodeId>* path, std::size_t common);
-  // add_path_after in three steps, for a caller that walks two trees in one loop (their cache
-  // misses then overlap): start_path sizes `path` for n frames and returns how many are walked
-  // already; the caller sets path[i + 1] = child(path[i], frames[i]) for the rest; end_path
-  // gives the leaf the sample's weight.
+  // A sample's path, in three steps, so that a caller can walk two trees in one loop (their
+  // cache misses then overlap). start_path: `path` holds the previous path of the same process
+  // (the root first, then one node per frame) whose first `common` frames equal this one's (0:
+  // none, or no previous path); it is sized for `n` frames, and the frames already walked are
+  // returned. The caller sets path[i + 1] = child(path[i], frames[i]) for the rest. end_path:
+  // the leaf (path[n]; the process root for an empty stack) takes the sample's weight, and the
+  // counts above it follow on the next read.
   std::size_t start_path(std::uint32_t process, std::size_t n, std::vector<NodeId>* path, std::size_t common);
   void end_path(NodeId leaf, std::uint64_t weight) {
     at(leaf).self += weight;
@@ -56,9 +50,8 @@ class CallTree {
     settled_.ensure([this] { settle_counts(); });
     return raw(id);
   }
-  // A node's function and parent, which never change: no settling (for the recording path).
+  // A node's function, which never changes: no settling (for the recording path).
   FunctionId function_of(NodeId id) const { return raw(id).function; }
-  NodeId parent_of(NodeId id) const { return raw(id).parent; }
   std::size_t size() const { return size_; }
   // Process roots in first-seen order, as (process, node).
   const std::vector<std::pair<std::uint32_t, NodeId>>& roots() const { return roots_; }

@@ -93,6 +93,17 @@ class SamplingTimer {
   void thread_loop();  // the timer thread (on_thread)
   bool on_profiled_thread() const;
   std::uint64_t program_at(std::uint64_t raw) const;
+  // Runs `step` (a clock read and what follows from it) until no signal handler excluded its
+  // own time meanwhile: such a handler subtracts time a read taken before it did not contain,
+  // and program time would step back by it. Profiled thread only; returns step's result.
+  template <typename Step>
+  auto clear_of_handlers(Step step) const {
+    for (;;) {
+      const std::uint64_t handled = excluded_handler_.load(std::memory_order_relaxed);
+      auto result = step();
+      if (excluded_handler_.load(std::memory_order_relaxed) == handled) return result;
+    }
+  }
 
   TimerSettings settings_;
   TickHandler handler_ = nullptr;
