@@ -46,7 +46,7 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
   }
   settings_ = settings;
   counting_ = counting;
-  pending_calls_ = 0;  // (suspend gave the last run's to its profiles)
+  call_runs_ = {};  // (suspend gave the last run's calls to its profiles)
   const Capabilities caps = adapter_->capabilities();
   signal_arm_ = caps.signal_arm || caps.thread_arm;
   arm_on_thread_ = caps.thread_arm;
@@ -97,6 +97,7 @@ bool SamplerEngine::resume(std::string* error, bool hold_clock) {
   // The timer also measures program time, so it runs even when only gc or space is sampled.
   if (!timer_.start(ts, tick_trampoline, this, error)) return false;
   sampling_ = true;
+  update_calls_now();
   return true;
 }
 
@@ -108,6 +109,7 @@ void SamplerEngine::suspend() {
   adapter_->disarm();
   leave_critical(was);
   sampling_ = false;
+  update_calls_now();
   std::uint64_t run_ns = timer_.program_ns();
   Profile& time = *profiles_[0];
   // Ticks still waiting for a safe point (the end came first, or sampling was over budget) go
@@ -198,10 +200,15 @@ void SamplerEngine::rename_function(FunctionId id, const std::string& name) {
   for (auto& p : profiles_) p->functions.rename(id, name);
 }
 
-void SamplerEngine::flush_pending_calls() const {
+void SamplerEngine::flush_calls() const {
+  for (CallRun& run : call_runs_)
+    if (run.calls) flush_call_run(run);
+}
+
+void SamplerEngine::flush_call_run(CallRun& run) const {
   for (int k = 0; k < 3; ++k)
-    if (kind_enabled_[k]) profiles_[k]->add_calls(pending_callee_, pending_caller_, pending_calls_);
-  pending_calls_ = 0;
+    if (kind_enabled_[k]) profiles_[k]->add_calls(run.callee, run.caller, run.calls);
+  run.calls = 0;
 }
 
 // ---- Signal side ----------------------------------------------------------------------------

@@ -52,8 +52,14 @@ FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
   return id;
 }
 
+void LuaSampler::update_quick_counting() {
+  quick_counting_ = counting_ && count_list_.empty() && !program_hooks_ &&
+                    g_function_pointer_agreements.load(std::memory_order_relaxed) >= kFunctionPointerChecks;
+}
+
 void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {
   if (!function_pointer_verified(L, ar)) return count_call_slowly(L, ar);
+  if (!quick_counting_ && !program_hooks_ && count_list_.empty()) update_quick_counting();  // pointers now trusted
   // Fast path: the function objects are read from the frames and looked up in a C++ map that
   // the allocator wrapper clears of every freed block, so an address reused by a new closure
   // never inherits an old id.
@@ -91,6 +97,15 @@ void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {
     }
   }
   engine_.record_call(callee, caller);
+}
+
+// Only a change of (callee, caller) reaches the profiles, and may allocate there: that is the
+// profiler's own memory, not the program's. Out of line: the quick path stays free of calls.
+void LuaSampler::start_call_run(FunctionId callee, FunctionId caller) {
+  const bool was_in_profiler = in_profiler_;
+  in_profiler_ = true;
+  engine_.record_call(callee, caller);
+  in_profiler_ = was_in_profiler;
 }
 
 bool LuaSampler::listed(const void* f) const {

@@ -1,6 +1,7 @@
 #include "lua_frame_walk.hpp"
 
 #include <atomic>
+#include <climits>
 
 namespace scriptprof::lua {
 namespace {
@@ -9,9 +10,6 @@ enum class Mode { Unknown, Fast, Slow };
 // Process-wide, and states on several threads may decide them at once: atomics (relaxed: each
 // value is final once written, and any thread's check gives the same answer).
 std::atomic<Mode> g_mode{Mode::Unknown};  // decided once per process by frame_walk_verified
-std::atomic<int> g_pointer_checks{0};     // agreements seen by function_pointer_verified
-std::atomic<bool> g_pointer_broken{false};
-constexpr int kPointerChecks = 64;
 
 CallInfoPrefix* ci_of(const lua_Debug* ar) { return reinterpret_cast<CallInfoPrefix*>(ar->i_ci); }
 
@@ -46,9 +44,8 @@ bool frame_walk_verified(lua_State* L) {
   return agree;
 }
 
-bool function_pointer_verified(lua_State* L, const lua_Debug* frame) {
-  if (g_pointer_broken.load(std::memory_order_relaxed)) return false;
-  if (g_pointer_checks.load(std::memory_order_relaxed) >= kPointerChecks) return true;
+bool check_function_pointers(lua_State* L, const lua_Debug* frame) {
+  if (g_function_pointer_agreements.load(std::memory_order_relaxed) < 0) return false;
   lua_Debug copy = *frame;  // the caller's lua_Debug may be the program's hook argument
   lua_Debug* ar = &copy;
   lua_getinfo(L, "f", ar);
@@ -60,8 +57,10 @@ bool function_pointer_verified(lua_State* L, const lua_Debug* frame) {
     agree = lua_topointer(L, -1) == frame_function_pointer(ar, true);
     lua_pop(L, 1);
   }
-  if (agree) g_pointer_checks.fetch_add(1, std::memory_order_relaxed);
-  else g_pointer_broken.store(true, std::memory_order_relaxed);
+  // Counting stops at kFunctionPointerChecks (the inline check answers from then on), so the
+  // count cannot climb from INT_MIN back to trust.
+  if (agree) g_function_pointer_agreements.fetch_add(1, std::memory_order_relaxed);
+  else g_function_pointer_agreements.store(INT_MIN, std::memory_order_relaxed);
   return agree;
 }
 

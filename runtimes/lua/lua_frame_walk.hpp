@@ -6,6 +6,8 @@
 // caller's frame is one pointer away. The first use checks this against lua_getstack, and any
 // disagreement switches to lua_getstack for good.
 #pragma once
+#include <atomic>
+
 extern "C" {
 #include <lua.h>
 }
@@ -61,8 +63,18 @@ inline const void* frame_function_pointer(const lua_Debug* ar, bool caller = fal
   return (slot->tt & 0x0f) == LUA_TFUNCTION ? slot->value : nullptr;
 }
 
+// Agreements function_pointer_verified has seen, or negative once any check disagreed. From
+// kFunctionPointerChecks on, frame_function_pointer is trusted without a check: the counting
+// hook reads this once per call. One atomic, so "disagreed" cannot be overtaken by a late count.
+inline std::atomic<int> g_function_pointer_agreements{0};
+constexpr int kFunctionPointerChecks = 64;
+
 // Checks frame_function_pointer against lua_getinfo("f") + lua_topointer for the hook frame
 // `ar` of L. Counts agreements; any disagreement turns the fast path off for good.
-bool function_pointer_verified(lua_State* L, const lua_Debug* ar);
+bool check_function_pointers(lua_State* L, const lua_Debug* ar);
+inline bool function_pointer_verified(lua_State* L, const lua_Debug* ar) {
+  return g_function_pointer_agreements.load(std::memory_order_relaxed) >= kFunctionPointerChecks ||
+         check_function_pointers(L, ar);
+}
 
 }  // namespace scriptprof::lua

@@ -3,6 +3,7 @@
 // fibers), function identity, call counting and the sharing of hooks have files of their own.
 #include "lua_sampler.hpp"
 
+#include "lua_counting_hook.hpp"
 #include "lua_registry_keys.hpp"
 
 extern "C" {
@@ -31,15 +32,27 @@ thread_local SamplerCache t_sampler_cache;
 
 }  // namespace
 
-void sampler_hook(lua_State* L, lua_Debug* ar) {
+namespace {
+
+// Everything but a counted call with a warm cache. Out of line, so that sampler_hook's quick
+// path makes no call and saves no registers.
+[[gnu::noinline]] void sampler_hook_fully(lua_State* L, lua_Debug* ar) {
   SamplerCache& c = t_sampler_cache;
   std::uint64_t generation = g_sampler_generation.load(std::memory_order_acquire);
   if (c.L != L || c.generation != generation) c = {L, LuaSampler::of(L), generation};
-  LuaSampler* s = c.sampler;
-  if (s)
+  if (LuaSampler* s = c.sampler)
     s->on_hook(L, ar);
   else
     lua_sethook(L, nullptr, 0, 0);  // the sampler is gone: leave no trace
+}
+
+}  // namespace
+
+void sampler_hook(lua_State* L, lua_Debug* ar) {
+  const SamplerCache& c = t_sampler_cache;
+  const bool cached = c.L == L && c.generation == g_sampler_generation.load(std::memory_order_acquire);
+  if (cached && c.sampler && c.sampler->count_call_quickly(L, ar)) return;
+  sampler_hook_fully(L, ar);
 }
 
 namespace {
@@ -119,6 +132,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   if (!engine_.start(settings, settings.count_calls || listed_only, error, listed_only)) return false;
   settings_ = settings;
   counting_ = engine_.counting();
+  update_quick_counting();
   learn_c_names(L);
   verify_state_layout(L);  // once per process
 

@@ -162,6 +162,10 @@ class LuaSampler final : private RuntimeAdapter {
   // ---- internal entry points (hook, allocator and finalizer callbacks) ----
   // Lua's hook. `ar` is the program's too (its own hook gets it next): never written here.
   void on_hook(lua_State* L, lua_Debug* ar);
+  // The hook's common case under count_calls, inline (lua_counting_hook.hpp): true when the
+  // call was counted and nothing else is due; false leaves the event to on_hook.
+  bool count_call_quickly(lua_State* L, const lua_Debug* ar);
+  void start_call_run(FunctionId callee, FunctionId caller);  // a new (callee, caller) pair
   void on_stack_block(const void* old_block);  // from the allocator wrapper: a huge block
   // From the allocator wrapper, for every allocation of the program: the common "no sample
   // due" path is inline (through the engine's inline early-outs), so it costs no call.
@@ -259,6 +263,15 @@ class LuaSampler final : private RuntimeAdapter {
   SamplerEngine engine_;                           // run state, ticks, budget, profiles
   SamplerSettings settings_;
   bool counting_ = false;
+  // The quick path's standing conditions, one byte for the hook to test on every call:
+  // counting every function (no count list), no program hook to pass events to, function
+  // pointers read from frames verified. Set by update_quick_counting.
+  bool quick_counting_ = false;
+  void update_quick_counting();
+  void note_program_hooks() {
+    program_hooks_ = true;
+    quick_counting_ = false;
+  }
   bool in_profiler_ = false;                       // the profiler's own work: not sampled
 
   // Shared with the signal handler (lock-free atomics only).

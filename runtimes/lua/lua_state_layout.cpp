@@ -53,15 +53,14 @@ struct StateMirror {
 
 static_assert(sizeof(void*) == 8 && sizeof(Slot) == 16 && sizeof(CallInfoMirror) == 64,
               "the mirror is of the 64-bit layout");
+static_assert(offsetof(StateMirror, stack_last) == offsetof(StateStackPrefix, stack_last) &&
+                  offsetof(StateMirror, stack) == offsetof(StateStackPrefix, stack),
+              "the header's prefix is the mirror's");
 
 constexpr unsigned short kCistC = 1 << 1;    // CIST_C
 constexpr unsigned char kLightCFunction = 0x16;  // LUA_VLCF
 constexpr unsigned char kCClosure = 0x26;        // LUA_VCCL (without the collectable bit)
 constexpr unsigned char kTagBits = 0x3f;
-// How far above the highest slot in use the next hook's check can reach: a new Lua frame
-// (function slot, 255 registers) placed above the arguments, then the hook's LUA_MINSTACK slots
-// and EXTRA_STACK, with a margin.
-constexpr std::ptrdiff_t kHookReach = 1 + 255 + LUA_MINSTACK + 5 + 19;
 
 std::mutex g_verify_mutex;  // states on several threads may start at once
 std::atomic<int> g_state{0};  // 0 not tried, 1 verified, -1 refused
@@ -139,6 +138,7 @@ bool verify_state_layout(lua_State* L) {
   }
   lua_sethook(L, hook, mask, count);
   g_state = ok ? 1 : -1;
+  g_state_layout_verified.store(ok, std::memory_order_relaxed);
   return ok;
 }
 
@@ -171,6 +171,7 @@ RunningFrame running_frame(lua_State* L) {
 bool hook_has_room(lua_State* L) {
   if (!verified()) return true;
   const StateMirror* s = mirror(L);
+  if (stack_far_below_limit(L)) return true;
   const CallInfoMirror* ci = s->ci;
   if (ci == nullptr) return false;
   std::ptrdiff_t high;

@@ -20,6 +20,7 @@
 extern "C" {
 #include <lua.h>
 }
+#include <atomic>
 #include <cstddef>
 
 namespace scriptprof::lua {
@@ -52,6 +53,36 @@ RunningFrame running_frame(lua_State* L);
 // LUA_MINSTACK slots without passing LUAI_MAXSTACK, so arming cannot raise "stack overflow".
 // True when the layout is not verified (nothing better is known). Signal-safe as above.
 bool hook_has_room(lua_State* L);
+
+// How far above the highest slot in use the next hook's check can reach: a new Lua frame
+// (function slot, 255 registers) placed above the arguments, then the hook's LUA_MINSTACK slots
+// and EXTRA_STACK, with a margin.
+constexpr std::ptrdiff_t kExtraStack = 5;  // EXTRA_STACK: slots past stack_last in use at times
+constexpr std::ptrdiff_t kHookReach = 1 + 255 + LUA_MINSTACK + kExtraStack + 19;
+
+// lua_State's leading fields up to its stack's bounds (the mirror in the .cpp, which checks
+// they agree): all the counting hook's per-call room check reads.
+struct StateStackPrefix {
+  void* next;
+  unsigned char tt, marked, status, allowhook;
+  unsigned short nci;
+  const void* top;
+  void* l_G;
+  void* ci;
+  const char* stack_last;  // end of the stack (EXTRA_STACK slots follow)
+  const char* stack;       // stack base
+};
+inline std::atomic<bool> g_state_layout_verified{false};  // set once by verify_state_layout
+
+// hook_has_room's answer for nearly every stack, inline for the counting hook (every call):
+// true when L's stack, even filled to its end, leaves any hook its slots. False when the
+// stack is that large or the layout is unknown: ask hook_has_room.
+inline bool stack_far_below_limit(lua_State* L) {
+  constexpr std::ptrdiff_t kSlot = 16;  // a StackValue, 64-bit
+  const auto* s = reinterpret_cast<const StateStackPrefix*>(L);
+  return g_state_layout_verified.load(std::memory_order_relaxed) &&
+         s->stack_last - s->stack <= (LUAI_MAXSTACK - kExtraStack - kHookReach) * kSlot;
+}
 
 // Whether reallocating `block` may be growing L's stack: only its own block is (a stack grows
 // by reallocating; a new one starts small). True when the layout is not verified.

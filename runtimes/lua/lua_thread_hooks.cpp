@@ -77,7 +77,7 @@ void LuaSampler::take_over_hook(lua_State* L, lua_State* thread) {
   if (hook && hook != sampler_hook) {
     if (ThreadRecord* record = thread_record(L, thread, true)) {
       record->program = hook_of(thread);
-      program_hooks_ = true;
+      note_program_hooks();
     }
   }
   install_counting_hook(L, thread);
@@ -102,6 +102,7 @@ void LuaSampler::restore_thread_hooks(lua_State* L) {
   lua_pushnil(L);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kThreadRecordsKey);
   program_hooks_ = lifted_ = false;
+  update_quick_counting();
 }
 
 // The stack of L is so near LUAI_MAXSTACK that the call hook of its next call could fail where
@@ -138,7 +139,7 @@ void LuaSampler::set_program_hook(lua_State* L, lua_State* L1, lua_Hook hook, in
   if (engine_.active() && counting_) {
     record = thread_record(L, L1, hook != nullptr);
     if (record) record->program = hook ? HostHook{hook, mask, count} : HostHook{};
-    if (hook) program_hooks_ = true;
+    if (hook) note_program_hooks();
   }
   bool was_critical = engine_.enter_critical();
   bool was_armed = armed_.load() == L1;
@@ -172,7 +173,7 @@ void LuaSampler::fix_inherited_hook(lua_State* creator, lua_State* created) {
     if (visible.hook) {
       if (ThreadRecord* record = thread_record(creator, created, true)) {
         record->program = visible;
-        program_hooks_ = true;
+        note_program_hooks();
       }
     }
     install_counting_hook(creator, created);

@@ -42,4 +42,23 @@ local a_calls, b_calls = (counts[at(make_a)] or {}).calls, (counts[at(make_b)] o
 H.check(a_calls == 3000 and b_calls == 6000,
         "calls per prototype stay exact across collections: a %d of 3000, b %d of 6000", a_calls, b_calls)
 
+-- Counts follow collection: calls made while sampling is suspended, or inside an excluded
+-- coroutine, are not counted; the others are, exactly. (The call hook's quick path decides
+-- this per call from one flag: every change of state must reach it.)
+local function leaf() return 1 end
+local function loop_of(n) for _ = 1, n do leaf() end end
+local co = coroutine.create(function() while true do loop_of(500); coroutine.yield() end end)
+profiler.start_profiler{count_calls = true, hz = 100, except_processes = {co}}
+loop_of(100)
+profiler.stop_sampling()
+loop_of(1000)  -- suspended
+profiler.start_sampling()
+for _ = 1, 3 do coroutine.resume(co) end  -- excluded
+loop_of(20)
+profiler.stop_profiler()
+counts = H.counts(profiler)
+local leaf_calls, loop_calls = (H.find(counts, "leaf") or {}).calls, (H.find(counts, "loop_of") or {}).calls
+H.check(leaf_calls == 120 and loop_calls == 2,
+        "suspended and excluded calls are not counted: leaf %s of 120, loop_of %s of 2", leaf_calls, loop_calls)
+
 H.done()

@@ -10,6 +10,7 @@
 // Threading: one engine samples one OS thread. on_tick runs in signal context on that thread;
 // everything else is normal context on it. The engine's signal-side state is lock-free atomics.
 #pragma once
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -96,6 +97,9 @@ class SamplerEngine {
   bool active() const { return active_; }
   bool sampling() const { return sampling_; }
   bool counting() const { return counting_; }
+  // Calls are counted at this moment: a counting run, sampling, the current process included.
+  // One byte for a call hook to test on every call.
+  bool counting_calls_now() const { return calls_now_; }
   RunStatus status() const;
   void mark_analyzed() { analyzed_ = !active_ && ran_; }
   const RunSettings& settings() const { return settings_; }
@@ -136,18 +140,24 @@ class SamplerEngine {
     for (auto& p : profiles_) p->mark_counted(f);
   }
   // An exact call of `callee` from `caller` (kNoFunction: unknown), into every profile of the
-  // run. Calls of one pair in a row (a recursion, a loop calling one function) are only counted
-  // here, an increment each, and given to the profiles when the pair changes, a sample is
-  // recorded, a profile is read or the run is suspended.
+  // run. Calls of a pair are only counted here, an increment each, in a small direct-mapped
+  // table of runs (a recursion, a loop calling a few functions in turn stay in it), and given
+  // to the profiles when another pair takes the slot, a sample is recorded, a profile is read
+  // or the run is suspended.
   void record_call(FunctionId callee, FunctionId caller) {
-    if (pending_calls_ && callee == pending_callee_ && caller == pending_caller_) {
-      ++pending_calls_;
-      return;
-    }
-    flush_calls();
-    pending_callee_ = callee;
-    pending_caller_ = caller;
-    pending_calls_ = 1;
+    if (continue_call_run(callee, caller)) return;
+    CallRun& run = call_runs_[call_run_slot(callee, caller)];
+    if (run.calls) flush_call_run(run);
+    run = {callee, caller, 1};
+  }
+  // record_call's common case alone: true when the pair has the slot (counted); false when
+  // record_call must give it the slot. A slot emptied by a flush keeps its pair, so calls
+  // go on from 0.
+  bool continue_call_run(FunctionId callee, FunctionId caller) {
+    CallRun& run = call_runs_[call_run_slot(callee, caller)];
+    if (run.callee != callee || run.caller != caller) return false;
+    ++run.calls;
+    return true;
   }
 
   // ---- Signal side ----
@@ -163,7 +173,10 @@ class SamplerEngine {
   // The waiting ticks are dropped: a sample could not be taken safely (health.no_room).
   void drop_pending();
   // Whether the current process is excluded from collection (Allegro's profile-process-p).
-  void set_current_excluded(bool excluded) { current_excluded_.store(excluded, std::memory_order_relaxed); }
+  void set_current_excluded(bool excluded) {
+    current_excluded_.store(excluded, std::memory_order_relaxed);
+    update_calls_now();
+  }
   bool current_excluded() const { return current_excluded_.load(std::memory_order_relaxed); }
   // Ticks that belong to an excluded process (armed before the exclusion): not collected.
   void exclude_ticks(std::uint64_t ticks) { excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed); }
@@ -221,6 +234,8 @@ class SamplerEngine {
   AllocationCountdown countdown_;
   bool active_ = false;      // between start and stop
   bool sampling_ = false;    // active and not suspended
+  bool calls_now_ = false;   // counting_ && sampling_ && !current_excluded_
+  void update_calls_now() { calls_now_ = counting_ && sampling_ && !current_excluded(); }
   bool counting_ = false;    // exact calls this run
   bool ran_ = false;         // a run happened since the last reset
   bool analyzed_ = false;
@@ -234,13 +249,20 @@ class SamplerEngine {
   std::vector<std::uint32_t> named_processes_;  // name_process() done in these profiles
   std::vector<FunctionId> frames_;
   std::vector<int> lines_;
-  // record_call's run of one (callee, caller) pair not yet in the profiles.
-  void flush_calls() const {
-    if (pending_calls_) flush_pending_calls();
+  // record_call's runs: calls of a (callee, caller) pair not yet in the profiles. A callee is
+  // never kNoFunction, so a fresh slot matches no call.
+  struct CallRun {
+    FunctionId callee = kNoFunction, caller = kNoFunction;
+    std::uint64_t calls = 0;
+  };
+  static constexpr std::size_t kCallRuns = 16;
+  // Consecutive ids (functions met together) fall in different slots, for one caller or one callee.
+  static std::size_t call_run_slot(FunctionId callee, FunctionId caller) {
+    return (callee + caller * 9u) & (kCallRuns - 1);
   }
-  void flush_pending_calls() const;
-  mutable std::uint64_t pending_calls_ = 0;
-  FunctionId pending_callee_ = kNoFunction, pending_caller_ = kNoFunction;
+  void flush_calls() const;  // every run into the profiles
+  void flush_call_run(CallRun& run) const;
+  mutable std::array<CallRun, kCallRuns> call_runs_{};
 
   // Shared with the signal handler (lock-free atomics only).
   std::atomic<std::uint64_t> pending_{0};         // ticks not yet turned into a sample
