@@ -11,6 +11,7 @@
 #include "lua_frame_walk.hpp"
 #include "lua_registry_keys.hpp"
 #include "lua_sampler.hpp"
+#include "lua_state_layout.hpp"
 
 namespace scriptprof::lua {
 namespace {
@@ -54,7 +55,8 @@ FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
 
 void LuaSampler::update_quick_counting() {
   quick_counting_ = counting_ && count_list_.empty() && !program_hooks_ &&
-                    g_function_pointer_agreements.load(std::memory_order_relaxed) >= kFunctionPointerChecks;
+                    g_function_pointer_agreements.load(std::memory_order_relaxed) >= kFunctionPointerChecks &&
+                    g_state_layout_verified.load(std::memory_order_relaxed);
 }
 
 void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {

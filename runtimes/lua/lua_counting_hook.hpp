@@ -11,27 +11,27 @@ namespace scriptprof::lua {
 
 [[gnu::always_inline]] inline bool LuaSampler::count_call_quickly(lua_State* L, const lua_Debug* ar) {
   // on_hook handles the rest: a sample due on L, a program hook to pass events to, a count
-  // list, frames not yet verified (quick_counting_), a suspended run, an excluded process.
+  // list, frames or state layout not verified (quick_counting_), a suspended run, an excluded
+  // process.
   const int event = ar->event;
   if ((event != LUA_HOOKCALL && event != LUA_HOOKTAILCALL) || !quick_counting_ || !engine_.counting_calls_now() ||
       armed_.load(std::memory_order_acquire) == L)
     return false;
   // A hook set with LUA_MASKCALL alone gets nothing but call events: a stray mask (a new
   // thread's copy of an armed hook) has another event coming, and on_hook puts it right then.
-  const void* callee_fp = frame_function_pointer(ar);
+  const void* callee_fp = called_function_pointer(ar);
   FunctionId callee;
-  if (callee_fp == nullptr) return false;
   if (callee_fp == last_fp_) callee = last_id_;  // recursion, loops: the same function again
   else if (!fn_ids_.find(callee_fp, &callee)) return false;  // met for the first time
   FunctionId caller = kNoFunction;  // a tail call replaced its caller's frame: unknown
-  const void* caller_fp = event == LUA_HOOKCALL ? frame_function_pointer(ar, true) : nullptr;
+  const void* caller_fp = event == LUA_HOOKCALL ? caller_function_pointer(ar) : nullptr;
   if (caller_fp == nullptr) {
   } else if (caller_fp == last_caller_fp_) {
     caller = last_caller_id_;
   } else if (!fn_ids_.find(caller_fp, &caller)) {
     return false;
   }
-  if (!stack_far_below_limit(L)) return false;  // a deep stack: on_hook checks it in full
+  if (!verified_stack_far_below_limit(L)) return false;  // a deep stack: on_hook checks it in full
   last_fp_ = callee_fp;
   last_id_ = callee;
   if (caller_fp) {

@@ -69,6 +69,17 @@ inline const void* frame_function_pointer(const lua_Debug* ar, bool caller = fal
 inline std::atomic<int> g_function_pointer_agreements{0};
 constexpr int kFunctionPointerChecks = 64;
 
+// frame_function_pointer for a hook's call event, once function_pointer_verified has agreed:
+// a frame being called holds its function, and so does its caller's, so neither slot's type
+// is checked again. The caller is nullptr when it is the base CallInfo (called from C).
+inline const void* called_function_pointer(const lua_Debug* ar) {
+  return static_cast<const SlotPrefix*>(reinterpret_cast<const CallInfoPrefix*>(ar->i_ci)->func)->value;
+}
+inline const void* caller_function_pointer(const lua_Debug* ar) {
+  const CallInfoPrefix* ci = reinterpret_cast<const CallInfoPrefix*>(ar->i_ci)->previous;
+  return ci->previous ? static_cast<const SlotPrefix*>(ci->func)->value : nullptr;
+}
+
 // Checks frame_function_pointer against lua_getinfo("f") + lua_topointer for the hook frame
 // `ar` of L. Counts agreements; any disagreement turns the fast path off for good.
 bool check_function_pointers(lua_State* L, const lua_Debug* ar);

@@ -265,7 +265,7 @@ class LuaSampler final : private RuntimeAdapter {
   bool counting_ = false;
   // The quick path's standing conditions, one byte for the hook to test on every call:
   // counting every function (no count list), no program hook to pass events to, function
-  // pointers read from frames verified. Set by update_quick_counting.
+  // pointers read from frames and the state's layout verified. Set by update_quick_counting.
   bool quick_counting_ = false;
   void update_quick_counting();
   void note_program_hooks() {

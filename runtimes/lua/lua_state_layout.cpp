@@ -171,7 +171,7 @@ RunningFrame running_frame(lua_State* L) {
 bool hook_has_room(lua_State* L) {
   if (!verified()) return true;
   const StateMirror* s = mirror(L);
-  if (stack_far_below_limit(L)) return true;
+  if (verified_stack_far_below_limit(L)) return true;
   const CallInfoMirror* ci = s->ci;
   if (ci == nullptr) return false;
   std::ptrdiff_t high;

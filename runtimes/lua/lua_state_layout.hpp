@@ -76,12 +76,11 @@ inline std::atomic<bool> g_state_layout_verified{false};  // set once by verify_
 
 // hook_has_room's answer for nearly every stack, inline for the counting hook (every call):
 // true when L's stack, even filled to its end, leaves any hook its slots. False when the
-// stack is that large or the layout is unknown: ask hook_has_room.
-inline bool stack_far_below_limit(lua_State* L) {
+// stack is that large: ask hook_has_room. Only once g_state_layout_verified.
+inline bool verified_stack_far_below_limit(lua_State* L) {
   constexpr std::ptrdiff_t kSlot = 16;  // a StackValue, 64-bit
   const auto* s = reinterpret_cast<const StateStackPrefix*>(L);
-  return g_state_layout_verified.load(std::memory_order_relaxed) &&
-         s->stack_last - s->stack <= (LUAI_MAXSTACK - kExtraStack - kHookReach) * kSlot;
+  return s->stack_last - s->stack <= (LUAI_MAXSTACK - kExtraStack - kHookReach) * kSlot;
 }
 
 // Whether reallocating `block` may be growing L's stack: only its own block is (a stack grows

@@ -14,6 +14,15 @@ echo
 "$build/bin/scriptprof_format_bench" $quick
 echo
 "$build/bin/scriptprof_call_counting_bench" $quick
+# The same cost in instructions, which this machine's noise cannot move (fib(25): 242,785 calls).
+if [ -z "$quick" ] && command -v valgrind >/dev/null; then
+  refs() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$build/bin/scriptprof_call_counting_bench" --single "$1" 2>&1 |
+      sed -n 's/.*refs: *//p' | tr -d ,
+  }
+  plain=$(refs plain) bare=$(refs bare) count=$(refs count)
+  echo "instructions per call (callgrind): bare call hook $(( (bare - plain) / 242785 )), counting $(( (count - bare) / 242785 )) more"
+fi
 echo
 lua5.4 -e "package.cpath='$build/lib/?.so;'..package.cpath" "$here/memory_growth.lua" $quick
 echo
