@@ -11,12 +11,11 @@ extern "C" {
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "lua_registry_keys.hpp"
 #include "lua_reachable_names.hpp"
 #include "lua_sampler.hpp"
+#include "lua_source_text.hpp"
 
 namespace scriptprof::lua {
 namespace {
@@ -300,10 +299,9 @@ const std::string* LuaSampler::declared_name(std::uint32_t chunk, const lua_Debu
   ChunkRecord& c = chunks_[chunk];
   if (!c.scanned) {
     c.scanned = true;
+    std::string text, error;
     if (ar->source[0] == '@') {
-      std::ifstream in(ar->source + 1, std::ios::binary);
-      std::ostringstream text;
-      if (in && (text << in.rdbuf())) c.declared = declared_names(text.str());
+      if (source_text(ar->source, &text, &error)) c.declared = declared_names(text);
     } else if (ar->source[0] != '=') {
       c.declared = declared_names(std::string_view(ar->source, ar->srclen));
     }
