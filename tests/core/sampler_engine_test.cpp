@@ -305,3 +305,64 @@ TEST_CASE("engine: exact calls go into every profile of the run, allocation byte
   CHECK(space.counts(r.a).self > 0);
   CHECK(space.counts(r.a).self <= 100);
 }
+
+TEST_CASE("engine: calls of pairs in turn stay exact through the runs, reads and suspends") {
+  Run r;
+  r.adapter.caps.call_events = true;
+  RunSettings s = quiet();
+  s.count_calls = true;
+  r.start(s, true);
+  // Sixteen callers of a and b: more pairs than the engine keeps runs for, so slots are taken over.
+  std::vector<FunctionId> callers;
+  for (int i = 0; i < 16; ++i) callers.push_back(r.engine.add_function({"c" + std::to_string(i), "demo.fake", 100 + i}));
+  std::uint64_t a_from_c0 = 0;
+  for (int round = 0; round < 50; ++round) {
+    for (FunctionId c : callers) {
+      r.engine.record_call(r.a, c);
+      r.engine.record_call(r.b, c);
+      r.engine.record_call(r.a, c);
+    }
+    a_from_c0 += 2;
+    if (round == 20) CHECK(r.engine.profile().counts(r.a).calls == 21u * 32u);  // a read flushes every run
+    if (round == 30) {
+      r.engine.suspend();
+      std::string error;
+      REQUIRE(r.engine.resume(&error, false));
+    }
+  }
+  r.engine.stop();
+  const Profile& p = r.engine.profile();
+  CHECK(p.counts(r.a).calls == 50u * 32u);
+  CHECK(p.counts(r.b).calls == 50u * 16u);
+  std::uint64_t from_c0 = 0;
+  for (const auto& [caller, n] : p.callers(r.a))
+    if (caller == callers[0]) from_c0 = n;
+  CHECK(from_c0 == a_from_c0);
+}
+
+TEST_CASE("engine: gc and space profiles hold functions only while collected, under the time profile's ids") {
+  Run r;
+  r.adapter.caps.alloc_events = true;
+  r.start();  // time only
+  const FunctionId c = r.engine.add_function({"c", "demo.fake", 30});
+  r.engine.stop();
+  CHECK(r.engine.profile(SampleKind::Time).functions.size() == 4);
+  CHECK(r.engine.profile(SampleKind::Space).functions.size() == 0);
+  CHECK(r.engine.profile(SampleKind::Gc).functions.size() == 0);
+  r.engine.rename_function(c, "c2");  // a rename reaches the profiles that hold the function
+
+  RunSettings s = quiet();
+  s.alloc_bytes = 1;
+  r.start(s);  // time and space: space catches up, then takes new functions with the same ids
+  const FunctionId d = r.engine.add_function({"d", "demo.fake", 40});
+  CHECK(r.engine.on_alloc(64));
+  safe_point(r.engine, {r.main_fn, c, d});
+  r.engine.stop();
+  const Profile& space = r.engine.profile(SampleKind::Space);
+  REQUIRE(space.functions.size() == 5);
+  for (FunctionId id : {r.main_fn, r.a, r.b, c, d})
+    CHECK(space.functions.label(id) == r.engine.profile(SampleKind::Time).functions.label(id));
+  CHECK(space.functions.info(c).name == "c2");
+  CHECK(space.counts(d).self > 0);
+  CHECK(r.engine.profile(SampleKind::Gc).functions.size() == 0);
+}

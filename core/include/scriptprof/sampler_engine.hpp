@@ -129,7 +129,8 @@ class SamplerEngine {
   void reset();
   // Makes `profile` (read from a file) the last run.
   void adopt(std::shared_ptr<Profile> profile);
-  // A function in every profile, with one id.
+  // A function, with one id in every profile that holds it: the time profile numbers every
+  // function; the gc and space profiles take them while they are collected.
   FunctionId add_function(FunctionInfo info);
   void rename_function(FunctionId id, const std::string& name);
   // Names process `id` (a fiber, a context the host named) in every profile, once until the
@@ -260,6 +261,7 @@ class SamplerEngine {
   static std::size_t call_run_slot(FunctionId callee, FunctionId caller) {
     return (callee + caller * 9u) & (kCallRuns - 1);
   }
+  void sync_functions(Profile& p) const;  // gives p the time profile's functions it lacks
   void flush_calls() const;  // every run into the profiles
   void flush_call_run(CallRun& run) const;
   mutable std::array<CallRun, kCallRuns> call_runs_{};
