@@ -1,4 +1,5 @@
 #include "scriptprof/call_tree.hpp"
+#include "scriptprof/heap_bytes.hpp"
 
 #include <algorithm>
 
@@ -104,11 +105,9 @@ std::vector<FunctionId> CallTree::stack(NodeId leaf) const {
 namespace scriptprof {
 
 std::size_t CallTree::bytes() const {
-  std::size_t nodes = 0;
-  for (const auto& chunk : chunks_) nodes += chunk.capacity();
-  return nodes * sizeof(CallTreeNode) +
-         chunks_.capacity() * sizeof(chunks_[0]) + roots_.capacity() * sizeof(roots_[0]) +
-         index_.capacity() * sizeof(NodeId);
+  std::size_t n = heap_bytes(chunks_) + heap_bytes(roots_) + heap_bytes(index_);
+  for (const auto& chunk : chunks_) n += heap_bytes(chunk);
+  return n;
 }
 
 }  // namespace scriptprof

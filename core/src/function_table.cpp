@@ -1,4 +1,5 @@
 #include "scriptprof/function_table.hpp"
+#include "scriptprof/heap_bytes.hpp"
 
 #include <unordered_map>
 
@@ -63,11 +64,9 @@ void FunctionTable::build_labels() const {
 namespace scriptprof {
 
 std::size_t FunctionTable::bytes() const {
-  // std::string keeps up to 15 characters inside itself; longer ones are a heap block.
-  auto heap = [](const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; };
-  std::size_t n = infos_.capacity() * sizeof(FunctionInfo) + labels_.capacity() * sizeof(std::string);
-  for (const FunctionInfo& info : infos_) n += heap(info.name) + heap(info.file);
-  for (const std::string& label : labels_) n += heap(label);
+  std::size_t n = heap_bytes(infos_) + heap_bytes(labels_);
+  for (const FunctionInfo& info : infos_) n += heap_bytes(info.name) + heap_bytes(info.file);
+  for (const std::string& label : labels_) n += heap_bytes(label);
   return n;
 }
 

@@ -1,4 +1,5 @@
 #include "scriptprof/profile.hpp"
+#include "scriptprof/heap_bytes.hpp"
 
 #include <algorithm>
 
@@ -332,17 +333,12 @@ std::string check_invariants(const Profile& p) {
 namespace scriptprof {
 
 std::size_t Profile::bytes() const {
-  std::size_t n = functions.bytes() + tree.bytes() + samples.bytes() +
-                  frame_marks.capacity() * sizeof(FrameMark) + threads.capacity() * sizeof(ThreadInfo) +
-                  counts_.capacity() * sizeof(FunctionCounts) +
-                  callers_.capacity() * sizeof(callers_[0]) + locations_.capacity() * sizeof(Location) +
-                  location_counts_.capacity() * sizeof(LineCounts) +
-                  location_index_.capacity() * sizeof(FunctionId) +
-                  last_location_.capacity() * sizeof(LastLocation) +
-                  line_tree_.bytes() +
-                  // a hash node: the pair, its next pointer, its bucket
-                  (compiled_nodes_.size() + compiled_line_nodes_.size()) * (sizeof(std::pair<NodeId, std::uint64_t>) + 2 * sizeof(void*));
-  for (const auto& arcs : callers_) n += arcs.capacity() * sizeof(arcs[0]);
+  std::size_t n = functions.bytes() + tree.bytes() + samples.bytes() + heap_bytes(frame_marks) +
+                  heap_bytes(threads) + heap_bytes(counts_) + heap_bytes(callers_) + heap_bytes(locations_) +
+                  heap_bytes(location_counts_) + heap_bytes(location_index_) + heap_bytes(last_location_) +
+                  line_tree_.bytes() + hash_table_bytes(compiled_nodes_) + hash_table_bytes(compiled_line_nodes_);
+  for (const auto& arcs : callers_) n += heap_bytes(arcs);
+  for (const ThreadInfo& t : threads) n += heap_bytes(t.name);
   return n;
 }
 

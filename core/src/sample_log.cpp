@@ -1,4 +1,5 @@
 #include "scriptprof/sample_log.hpp"
+#include "scriptprof/heap_bytes.hpp"
 
 #include <algorithm>
 
@@ -83,9 +84,8 @@ SampleLog::const_iterator SampleLog::begin() const { return const_iterator(this,
 SampleLog::const_iterator SampleLog::end() const { return const_iterator(this, size()); }
 
 std::size_t SampleLog::bytes() const {
-  std::size_t n = chunks_.capacity() * sizeof(chunks_[0]) + threads_.capacity() * sizeof(ThreadRun) +
-                  checkpoints_.capacity() * sizeof(Checkpoint);
-  for (const auto& c : chunks_) n += c.capacity();
+  std::size_t n = heap_bytes(chunks_) + heap_bytes(threads_) + heap_bytes(checkpoints_);
+  for (const auto& c : chunks_) n += heap_bytes(c);
   return n;
 }
 

@@ -12,10 +12,11 @@ extern "C" {
 #include <algorithm>
 #include <cstring>
 
-#include "lua_registry_keys.hpp"
 #include "lua_reachable_names.hpp"
+#include "lua_registry_keys.hpp"
 #include "lua_sampler.hpp"
 #include "lua_source_text.hpp"
+#include "scriptprof/heap_bytes.hpp"
 
 namespace scriptprof::lua {
 namespace {
@@ -346,18 +347,18 @@ FunctionId LuaSampler::c_function_id(const void* fp, const char* call_site_name)
 }
 
 std::size_t LuaSampler::own_bytes() const {
-  std::size_t bytes = sizeof(*this);
+  std::size_t bytes = heap_block(sizeof(*this)) + heap_bytes(chunks_);
   for (const ChunkRecord& c : chunks_) {
-    bytes += sizeof(c) + c.text.capacity();
-    for (const auto& [lines, name] : c.declared) bytes += 4 * sizeof(void*) + sizeof(lines) + name.capacity();
+    bytes += heap_bytes(c.text) + tree_bytes(c.declared);
+    for (const auto& [lines, name] : c.declared) bytes += heap_bytes(name);
   }
-  // Hash maps: a node (key, value, next pointer) and a bucket each, roughly.
-  constexpr std::size_t kNode = 4 * sizeof(void*);
-  bytes += chunk_index_.size() * kNode + lua_ids_.size() * (kNode + sizeof(LuaKey)) + c_ids_.size() * kNode;
-  for (const auto& [fp, name] : c_names_) bytes += kNode + name.capacity();
-  bytes += fn_chunk_.capacity() * sizeof(std::uint32_t) + name_tries_.capacity() +
-           closure_no_.capacity() * sizeof(lua_Integer) + closure_by_number_.capacity() * sizeof(FunctionId);
-  bytes += fn_ids_.bytes() + frames_.capacity() * sizeof(FunctionId) + lines_.capacity() * sizeof(int);
+  bytes += hash_table_bytes(chunk_index_) + hash_table_bytes(lua_ids_) + hash_table_bytes(c_ids_) +
+           hash_table_bytes(c_names_) + hash_table_bytes(boundaries_) + hash_table_bytes(own_) +
+           hash_table_bytes(excluded_);
+  for (const auto& [fp, name] : c_names_) bytes += heap_bytes(name);
+  bytes += heap_bytes(fn_chunk_) + heap_bytes(name_tries_) + heap_bytes(closure_no_) + heap_bytes(closure_by_number_) +
+           heap_block(fn_ids_.bytes()) + heap_bytes(frames_) + heap_bytes(lines_) + heap_bytes(zone_ids_) +
+           heap_bytes(count_list_);
   return bytes;
 }
 

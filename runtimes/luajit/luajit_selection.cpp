@@ -8,6 +8,7 @@ extern "C" {
 #include <algorithm>
 
 #include "luajit_sampler.hpp"
+#include "scriptprof/heap_bytes.hpp"
 
 namespace scriptprof::luajit {
 namespace {
@@ -102,10 +103,14 @@ bool LuaJitSampler::process_profiled(lua_State* thread) const {
 }
 
 std::size_t LuaJitSampler::own_bytes() const {
-  std::size_t bytes = chunks_.capacity() * sizeof(Chunk) + boundaries_.capacity() * sizeof(void*) +
-                      (lua_ids_.size() + c_ids_.size()) * 48 + process_ids_.size() * 32;
-  for (const Chunk& c : chunks_) bytes += c.head.capacity() + c.tail.capacity() + c.declared.size() * 64;
-  for (const auto& [fn, name] : c_names_) bytes += 48 + name.capacity();
+  std::size_t bytes = heap_bytes(chunks_) + heap_bytes(boundaries_) + heap_bytes(c_keys_) + hash_table_bytes(chunk_index_) +
+                      hash_table_bytes(lua_ids_) + hash_table_bytes(c_ids_) + hash_table_bytes(c_names_) +
+                      hash_table_bytes(process_ids_);
+  for (const Chunk& c : chunks_) {
+    bytes += heap_bytes(c.head) + heap_bytes(c.tail) + tree_bytes(c.declared);
+    for (const auto& [lines, name] : c.declared) bytes += heap_bytes(name);
+  }
+  for (const auto& [fn, name] : c_names_) bytes += heap_bytes(name);
   return bytes;
 }
 
