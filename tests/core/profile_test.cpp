@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <malloc.h>
+
 #include <map>
+#include <memory>
 #include <random>
 
 #include "example_profile.hpp"
@@ -304,3 +307,34 @@ TEST_CASE("totals read between samples match a model that counts every sample in
   check(p);
   check(Profile(p));
 }
+
+// stats().bytes and the benches report Profile::bytes() as the memory a profile holds. Only
+// with glibc's own malloc (the sanitizers bring theirs, which sizes blocks otherwise).
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+TEST_CASE("a profile's bytes() is the heap it takes, within 1%") {
+  const struct mallinfo2 before = mallinfo2();
+  auto p = std::make_unique<Profile>();
+  p->keep_samples = true;
+  p->enable_call_counts();
+  constexpr unsigned kFns = 3000;
+  for (unsigned i = 0; i < kFns; ++i)
+    p->add_function({"a_function_named_" + std::to_string(i), "some/directory/module_" + std::to_string(i % 50) + ".lua",
+                     static_cast<int>(i)});
+  std::mt19937 rng(11);
+  std::vector<FunctionId> stack;
+  std::vector<int> lines;
+  for (int s = 0; s < 30000; ++s) {
+    drift(rng, kFns, 30, &stack, &lines);
+    p->add_sample(rng() % 4, static_cast<std::uint64_t>(s) * 1000, 1, stack.data(), stack.size(), lines.data());
+    if (stack.size() >= 2) p->add_calls(stack.back(), stack[stack.size() - 2], 1);
+  }
+  (void)p->counts(0);  // the totals settle, and the labels are made, on first read
+  (void)p->functions.label(0);
+  const std::size_t reported = p->bytes();
+  const struct mallinfo2 after = mallinfo2();
+  const double taken = static_cast<double>((after.uordblks + after.hblkhd) - (before.uordblks + before.hblkhd));
+  INFO("reported " << reported << " bytes, the heap grew by " << taken);
+  CHECK(static_cast<double>(reported) >= 0.99 * taken);
+  CHECK(static_cast<double>(reported) <= 1.01 * taken);
+}
+#endif
