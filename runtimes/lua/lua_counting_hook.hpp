@@ -19,24 +19,28 @@ namespace scriptprof::lua {
     return false;
   // A hook set with LUA_MASKCALL alone gets nothing but call events: a stray mask (a new
   // thread's copy of an armed hook) has another event coming, and on_hook puts it right then.
-  const void* callee_fp = called_function_pointer(ar);
-  FunctionId callee;
-  if (callee_fp == last_fp_) callee = last_id_;  // recursion, loops: the same function again
-  else if (!fn_ids_.find(callee_fp, &callee)) return false;  // met for the first time
-  FunctionId caller = kNoFunction;  // a tail call replaced its caller's frame: unknown
-  const void* caller_fp = event == LUA_HOOKCALL ? caller_function_pointer(ar) : nullptr;
-  if (caller_fp == nullptr) {
-  } else if (caller_fp == last_caller_fp_) {
-    caller = last_caller_id_;
-  } else if (!fn_ids_.find(caller_fp, &caller)) {
-    return false;
-  }
   if (!verified_stack_far_below_limit(L)) return false;  // a deep stack: on_hook checks it in full
-  last_fp_ = callee_fp;
-  last_id_ = callee;
-  if (caller_fp) {
-    last_caller_fp_ = caller_fp;
-    last_caller_id_ = caller;
+  // The last callee and the last caller are kept with their ids (recursion, loops: the same
+  // functions again); only a change is looked up, and written.
+  const void* callee_fp = called_function_pointer(ar);
+  if (callee_fp != last_fp_) {
+    FunctionId id;
+    if (!fn_ids_.find(callee_fp, &id)) return false;  // met for the first time
+    last_fp_ = callee_fp;
+    last_id_ = id;
+  }
+  const FunctionId callee = last_id_;
+  FunctionId caller = kNoFunction;  // a tail call replaced its caller's frame: unknown
+  if (event == LUA_HOOKCALL) {
+    if (const void* caller_fp = caller_function_pointer(ar)) {
+      if (caller_fp != last_caller_fp_) {
+        FunctionId id;
+        if (!fn_ids_.find(caller_fp, &id)) return false;
+        last_caller_fp_ = caller_fp;
+        last_caller_id_ = id;
+      }
+      caller = last_caller_id_;
+    }
   }
   if (callee == kNoFunction) return true;  // the profiler's own
   if (!engine_.continue_call_run(callee, caller)) start_call_run(callee, caller);

@@ -3,7 +3,6 @@
 // fibers), function identity, call counting and the sharing of hooks have files of their own.
 #include "lua_sampler.hpp"
 
-#include "lua_counting_hook.hpp"
 #include "lua_registry_keys.hpp"
 
 extern "C" {
@@ -14,46 +13,6 @@ extern "C" {
 #include <cstdio>
 
 namespace scriptprof::lua {
-
-namespace {
-
-// Bumped whenever a sampler is made or destroyed, so a cached state -> sampler answer can
-// never outlive either.
-std::atomic<std::uint64_t> g_sampler_generation{1};
-
-// The hook runs on every call when calls are counted: a per-thread one-entry cache of the
-// registry lookup saves a third of that cost.
-struct SamplerCache {
-  lua_State* L = nullptr;
-  LuaSampler* sampler = nullptr;
-  std::uint64_t generation = 0;
-};
-thread_local SamplerCache t_sampler_cache;
-
-}  // namespace
-
-namespace {
-
-// Everything but a counted call with a warm cache. Out of line, so that sampler_hook's quick
-// path makes no call and saves no registers.
-[[gnu::noinline]] void sampler_hook_fully(lua_State* L, lua_Debug* ar) {
-  SamplerCache& c = t_sampler_cache;
-  std::uint64_t generation = g_sampler_generation.load(std::memory_order_acquire);
-  if (c.L != L || c.generation != generation) c = {L, LuaSampler::of(L), generation};
-  if (LuaSampler* s = c.sampler)
-    s->on_hook(L, ar);
-  else
-    lua_sethook(L, nullptr, 0, 0);  // the sampler is gone: leave no trace
-}
-
-}  // namespace
-
-void sampler_hook(lua_State* L, lua_Debug* ar) {
-  const SamplerCache& c = t_sampler_cache;
-  const bool cached = c.L == L && c.generation == g_sampler_generation.load(std::memory_order_acquire);
-  if (cached && c.sampler && c.sampler->count_call_quickly(L, ar)) return;
-  sampler_hook_fully(L, ar);
-}
 
 namespace {
 
@@ -78,7 +37,7 @@ int event_mask(int event) {
 LuaSampler::LuaSampler(lua_State* main) : main_(main), engine_(this) {
   lua_pushlightuserdata(main, this);
   lua_rawsetp(main, LUA_REGISTRYINDEX, &kSamplerKey);
-  g_sampler_generation.fetch_add(1, std::memory_order_acq_rel);
+  samplers_changed();
 }
 
 LuaSampler::~LuaSampler() {
@@ -86,7 +45,7 @@ LuaSampler::~LuaSampler() {
   for (auto [fn, context] : destroy_listeners_) fn(context);
   lua_pushnil(main_);
   lua_rawsetp(main_, LUA_REGISTRYINDEX, &kSamplerKey);
-  g_sampler_generation.fetch_add(1, std::memory_order_acq_rel);
+  hook_lookup_leave(this);
 }
 
 LuaSampler* LuaSampler::of(lua_State* L) {
@@ -135,6 +94,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   update_quick_counting();
   learn_c_names(L);
   verify_state_layout(L);  // once per process
+  hook_lookup_enter(this, L);
 
   // Whatever ran before, L runs now.
   chain_.run(L);

@@ -55,6 +55,13 @@ inline HostHook hook_of(lua_State* L) { return {lua_gethook(L), lua_gethookmask(
 // The sampler's Lua hook (the same function on every thread and for every event): it finds
 // the sampler of L's universe and calls on_hook, or removes itself when there is none.
 void sampler_hook(lua_State* L, lua_Debug* ar);
+class LuaSampler;
+// How the hook finds samplers (sampler_hook.cpp): a sampler made or destroyed invalidates the
+// cached answers; a started sampler enters the quick lookup by its universe, and leaves it
+// when it is destroyed.
+void samplers_changed();
+void hook_lookup_enter(LuaSampler* s, lua_State* L);
+void hook_lookup_leave(LuaSampler* s);
 
 class LuaSampler final : private RuntimeAdapter {
  public:

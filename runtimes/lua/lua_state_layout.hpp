@@ -74,6 +74,10 @@ struct StateStackPrefix {
 };
 inline std::atomic<bool> g_state_layout_verified{false};  // set once by verify_state_layout
 
+// L's global state (shared by every thread of its universe), read from the state: the hook's
+// quick lookup of its sampler. Meaningful once g_state_layout_verified.
+inline const void* global_state_of(lua_State* L) { return reinterpret_cast<const StateStackPrefix*>(L)->l_G; }
+
 // hook_has_room's answer for nearly every stack, inline for the counting hook (every call):
 // true when L's stack, even filled to its end, leaves any hook its slots. False when the
 // stack is that large: ask hook_has_room. Only once g_state_layout_verified.

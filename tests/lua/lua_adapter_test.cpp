@@ -8,6 +8,7 @@ extern "C" {
 }
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
@@ -312,4 +313,33 @@ TEST_CASE("errors raised through the module keep their messages and leak nothing
     end
     assert(not profiler.active(), "the profiler is off after every error")
   )");
+}
+
+// The call hook finds a started sampler by its universe (a few slots), and any other through
+// the registry: ten universes counting at once, interleaved, each count exact and its own.
+TEST_CASE("ten universes count their own calls exactly, through either lookup of the hook") {
+  constexpr int kUniverses = 10;
+  std::vector<std::unique_ptr<State>> states;
+  std::vector<LuaSampler*> samplers;
+  std::string error;
+  for (int i = 0; i < kUniverses; ++i) {
+    states.push_back(std::make_unique<State>());
+    states.back()->run("function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end");
+    samplers.push_back(attach_sampler(states.back()->L));
+    SamplerSettings st = at(100);
+    st.count_calls = true;
+    REQUIRE(samplers.back()->start(states.back()->L, st, &error));
+  }
+  // Universe i runs fib(10 + i % 5), twice, in turns with the others.
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < kUniverses; ++i) states[i]->run(("fib(" + std::to_string(10 + i % 5) + ")").c_str());
+  const std::uint64_t calls[] = {177, 287, 465, 753, 1219};  // calls of fib(10) ... fib(14)
+  for (int i = 0; i < kUniverses; ++i) {
+    samplers[i]->stop();
+    const Profile& p = samplers[i]->profile();
+    std::uint64_t fib_calls = 0;
+    for (FunctionId f = 0; f < p.functions.size(); ++f)
+      if (p.functions.label(f).rfind("fib", 0) == 0) fib_calls = p.counts(f).calls.value_or(0);
+    CHECK(fib_calls == 2 * calls[i % 5]);
+  }
 }
