@@ -79,6 +79,6 @@ local growth, code = profiled - plain, profiled_file - plain_file
 print(string.format("== a long run's memory: %d chunks, %d coroutines, 10 kHz with full stacks, fresh processes", chunks, coroutines))
 print(string.format("peak resident: plain %.1f MB, profiled %.1f MB; the profile keeps %.1f MB (%d samples, %d functions)",
                     plain / 1e6, profiled / 1e6, kept / 1e6, samples, functions))
-print(string.format("growth beyond the plain run: %.2f MB, %s the profile kept; of it code pages %.2f MB, data %.2f MB (%s)",
-                    growth / 1e6, growth <= kept and "within" or "MORE than", code / 1e6, (growth - code) / 1e6,
-                    growth - code <= kept and "within" or "MORE than"))
+print(string.format("growth beyond the plain run: %.2f MB = data %.2f MB (%s the %.2f MB the profile keeps) + code pages %.2f MB",
+                    growth / 1e6, (growth - code) / 1e6, growth - code <= kept and "within" or "MORE than", kept / 1e6,
+                    code / 1e6))
