@@ -12,14 +12,13 @@ namespace scriptprof::lua {
 [[gnu::always_inline]] inline bool LuaSampler::count_call_quickly(lua_State* L, const lua_Debug* ar) {
   // on_hook handles the rest: a sample due on L, a program hook to pass events to, a count
   // list, frames or state layout not verified (quick_counting_), a suspended run, an excluded
-  // process.
+  // process, a deep stack (whose room on_hook checks in full). The hook's mask is not read
+  // here: a stray one (a new thread's copy of an armed hook) brings an event other than a
+  // call, which goes to on_hook, and on_hook puts the hook right.
   const int event = ar->event;
   if ((event != LUA_HOOKCALL && event != LUA_HOOKTAILCALL) || !quick_counting_ || !engine_.counting_calls_now() ||
-      armed_.load(std::memory_order_acquire) == L)
+      armed_.load(std::memory_order_acquire) == L || !verified_stack_far_below_limit(L))
     return false;
-  // A hook set with LUA_MASKCALL alone gets nothing but call events: a stray mask (a new
-  // thread's copy of an armed hook) has another event coming, and on_hook puts it right then.
-  if (!verified_stack_far_below_limit(L)) return false;  // a deep stack: on_hook checks it in full
   // The last callee and the last caller are kept with their ids (recursion, loops: the same
   // functions again); only a change is looked up, and written.
   const void* callee_fp = called_function_pointer(ar);
