@@ -1,11 +1,14 @@
 // Call counting for the Lua adapter: exact calls through the call hook, and the count list.
 //
-// Every call passes here, so identity must be cheap: the function object itself keys a
-// weak-keyed table of ids. When a closure is collected its entry goes with it, so a new
-// closure at the same address cannot inherit a stale identity. (No clock reads bracket this
-// work: on these machines a thread CPU clock read is a system call; counting is opt-in time.)
-// The hook's lua_Debug is the program's too (its own hook is called with it next): it is only
-// read here, and a copy is filled when a function is met for the first time.
+// The common call never comes here: lua_counting_hook.hpp counts it inline in the hook. What
+// comes here is a function met for the first time, a call under a program hook or a count
+// list, and the first calls of a run. Identity: the function object read from its frame keys
+// a map of ids that the allocator wrapper clears of every freed block, so a new closure at a
+// dead one's address cannot inherit its identity; where the frame layout is not the one we
+// know, a weak-keyed table of ids does the same. (No clock reads bracket this work: on these
+// machines a thread CPU clock read is a system call; counting is opt-in time.) The hook's
+// lua_Debug is the program's too (its own hook is called with it next): it is only read here,
+// and a copy is filled when a function is met for the first time.
 #include <algorithm>
 
 #include "lua_frame_walk.hpp"

@@ -91,10 +91,10 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   if (!engine_.start(settings, settings.count_calls || listed_only, error, listed_only)) return false;
   settings_ = settings;
   counting_ = engine_.counting();
-  update_quick_counting();
   learn_c_names(L);
   verify_state_layout(L);  // once per process
   hook_lookup_enter(this, L);
+  update_quick_counting();
 
   // Whatever ran before, L runs now.
   chain_.run(L);

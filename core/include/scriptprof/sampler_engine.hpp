@@ -146,14 +146,15 @@ class SamplerEngine {
   // to the profiles when another pair takes the slot, a sample is recorded, a profile is read
   // or the run is suspended.
   void record_call(FunctionId callee, FunctionId caller) {
+    if (callee == kNoFunction) return;  // nothing to count (and a fresh slot's pair)
     if (continue_call_run(callee, caller)) return;
     CallRun& run = call_runs_[call_run_slot(callee, caller)];
     if (run.calls) flush_call_run(run);
     run = {callee, caller, 1};
   }
-  // record_call's common case alone: true when the pair has the slot (counted); false when
-  // record_call must give it the slot. A slot emptied by a flush keeps its pair, so calls
-  // go on from 0.
+  // record_call's common case alone, for a callee that is a function: true when the pair has
+  // the slot (counted); false when record_call must give it the slot. A slot emptied by a
+  // flush keeps its pair, so calls go on from 0.
   bool continue_call_run(FunctionId callee, FunctionId caller) {
     CallRun& run = call_runs_[call_run_slot(callee, caller)];
     if (run.callee != callee || run.caller != caller) return false;
