@@ -5,8 +5,8 @@
 // Two lookups. The quick one reads L's global state (one field, at the layout verified at
 // start) and finds it among the universes of started samplers: no call, no thread-local
 // access (in the module a thread-local read is a call to __tls_get_addr). The full one, for
-// every other event and when the quick one has no answer, asks the registry, through a
-// per-thread one-entry cache.
+// every event the quick path does not count, asks the registry, through a per-thread
+// one-entry cache.
 #include <atomic>
 #include <mutex>
 
