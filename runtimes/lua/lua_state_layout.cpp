@@ -53,7 +53,8 @@ struct StateMirror {
 
 static_assert(sizeof(void*) == 8 && sizeof(Slot) == 16 && sizeof(CallInfoMirror) == 64,
               "the mirror is of the 64-bit layout");
-static_assert(offsetof(StateMirror, stack_last) == offsetof(StateStackPrefix, stack_last) &&
+static_assert(offsetof(StateMirror, l_G) == offsetof(StateStackPrefix, l_G) &&
+                  offsetof(StateMirror, stack_last) == offsetof(StateStackPrefix, stack_last) &&
                   offsetof(StateMirror, stack) == offsetof(StateStackPrefix, stack),
               "the header's prefix is the mirror's");
 
@@ -63,10 +64,10 @@ constexpr unsigned char kCClosure = 0x26;        // LUA_VCCL (without the collec
 constexpr unsigned char kTagBits = 0x3f;
 
 std::mutex g_verify_mutex;  // states on several threads may start at once
-std::atomic<int> g_state{0};  // 0 not tried, 1 verified, -1 refused
+bool g_tried = false;  // under g_verify_mutex; the answer is g_state_layout_verified
 
 const StateMirror* mirror(lua_State* L) { return reinterpret_cast<const StateMirror*>(L); }
-bool verified() { return g_state.load(std::memory_order_relaxed) > 0; }
+bool verified() { return g_state_layout_verified.load(std::memory_order_relaxed); }
 
 // ---- Verification ------------------------------------------------------------------------------
 
@@ -110,7 +111,8 @@ int probe(lua_State* L) {
 
 bool verify_state_layout(lua_State* L) {
   std::lock_guard<std::mutex> lock(g_verify_mutex);
-  if (g_state.load() != 0) return verified();
+  if (g_tried) return verified();
+  g_tried = true;
   const StateMirror* s = mirror(L);
   lua_Hook hook = lua_gethook(L);
   int mask = lua_gethookmask(L), count = lua_gethookcount(L);
@@ -137,7 +139,6 @@ bool verify_state_layout(lua_State* L) {
     ok = ok && g_probe_ok;
   }
   lua_sethook(L, hook, mask, count);
-  g_state = ok ? 1 : -1;
   g_state_layout_verified.store(ok, std::memory_order_relaxed);
   return ok;
 }
