@@ -109,11 +109,8 @@ FunctionId LuaJitSampler::lua_function_id(lua_State* L, lua_Debug* ar) {
     Chunk& c = chunks_[chunk];
     if (!c.scanned) {
       c.scanned = true;
-      std::vector<std::string> lines;
       std::string text, error;
-      if (lua::source_lines(ar->source, &lines, &error))
-        for (const std::string& line : lines) text += line + "\n";
-      c.declared = lua::declared_names(text);
+      if (lua::source_text(ar->source, &text, &error)) c.declared = lua::declared_names(text);
     }
     auto d = c.declared.find({ar->linedefined, ar->lastlinedefined});
     if (d != c.declared.end()) {
