@@ -63,21 +63,39 @@ double run_once(lua_State* L, int scale) {
   return thread_seconds() - t0;
 }
 
-}  // namespace
-
-// The workload under one mode, once (for valgrind): 0 on success.
-int run_single(const std::string& mode) {
-  lua_State* L = luaL_newstate();
+// A workload's state, its function on the stack, and a profiler counting calls attached to
+// it (sampling at 100 Hz, as the C API always samples time); false, said on stderr, if not.
+bool set_up(const char* const workload[2], lua_State** state, scriptprof_profiler** profiler) {
+  lua_State* L = *state = luaL_newstate();
   luaL_openlibs(L);
-  if (luaL_loadstring(L, kWorkloads[0][1]) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) return 1;
+  if (luaL_loadstring(L, workload[1]) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    std::fprintf(stderr, "%s: %s\n", workload[0], lua_tostring(L, -1));
+    return false;
+  }
   scriptprof_options options;
   scriptprof_options_init(&options);
   options.count_calls = 1;
   options.hz = 100;
+  if (scriptprof_create(&options, profiler) != SCRIPTPROF_OK || scriptprof_attach(*profiler, L) != SCRIPTPROF_OK) {
+    std::fprintf(stderr, "scriptprof: %s\n", scriptprof_error());
+    return false;
+  }
+  return true;
+}
+
+bool start(scriptprof_profiler* p, lua_State* L) {
+  if (scriptprof_start(p, L) == SCRIPTPROF_OK) return true;
+  std::fprintf(stderr, "scriptprof_start: %s\n", scriptprof_error());
+  return false;
+}
+
+// The first workload (fib(25)) under one mode, once (for valgrind): 0 on success.
+int run_single(const std::string& mode) {
+  lua_State* L = nullptr;
   scriptprof_profiler* p = nullptr;
-  if (scriptprof_create(&options, &p) != SCRIPTPROF_OK || scriptprof_attach(p, L) != SCRIPTPROF_OK) return 1;
+  if (!set_up(kWorkloads[0], &L, &p)) return 1;
   if (mode == "bare") lua_sethook(L, bare_hook, LUA_MASKCALL, 0);
-  if (mode == "count" && scriptprof_start(p, L) != SCRIPTPROF_OK) return 1;
+  if (mode == "count" && !start(p, L)) return 1;
   run_once(L, 0);
   if (mode == "count") scriptprof_stop(p, L);
   scriptprof_destroy(p);
@@ -85,34 +103,24 @@ int run_single(const std::string& mode) {
   return 0;
 }
 
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"exact call counting beside the bare call hook"};
-  const bool* quick_option = add_quick_flag(app);
+  bool quick = false;
+  add_quick_flag(app, &quick);
   std::string single;
   app.add_option("--single", single, "run fib(25) once in this mode, for valgrind")
       ->check(CLI::IsMember({"plain", "bare", "count"}));
-  CLI11_PARSE(app, argc, argv);
+  parse_or_exit(app, argc, argv);
   if (!single.empty()) return run_single(single);
-  const bool quick = *quick_option;
   const int rounds = quick ? 1 : 7, scale = quick ? 5 : 7;
   std::printf("== exact call counting beside the bare call hook (Lua 5.4), medians of %d interleaved rounds\n", rounds);
   std::printf("%-16s %10s %16s %14s %20s\n", "workload", "plain s", "bare hook x", "counting x", "counting / floor");
   for (const auto& w : kWorkloads) {
-    lua_State* L = luaL_newstate();
-    luaL_openlibs(L);
-    if (luaL_loadstring(L, w[1]) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
-      std::fprintf(stderr, "%s: %s\n", w[0], lua_tostring(L, -1));
-      return 1;
-    }
-    scriptprof_options options;
-    scriptprof_options_init(&options);
-    options.count_calls = 1;
-    options.hz = 100;
+    lua_State* L = nullptr;
     scriptprof_profiler* p = nullptr;
-    if (scriptprof_create(&options, &p) != SCRIPTPROF_OK || scriptprof_attach(p, L) != SCRIPTPROF_OK) {
-      std::fprintf(stderr, "scriptprof: %s\n", scriptprof_error());
-      return 1;
-    }
+    if (!set_up(w, &L, &p)) return 1;
     std::vector<double> plain, bare, counted;
     run_once(L, scale);  // warm up
     for (int r = 0; r < rounds; ++r) {
@@ -120,10 +128,7 @@ int main(int argc, char** argv) {
       lua_sethook(L, bare_hook, LUA_MASKCALL, 0);
       bare.push_back(run_once(L, scale));
       lua_sethook(L, nullptr, 0, 0);
-      if (scriptprof_start(p, L) != SCRIPTPROF_OK) {
-        std::fprintf(stderr, "scriptprof_start: %s\n", scriptprof_error());
-        return 1;
-      }
+      if (!start(p, L)) return 1;
       counted.push_back(run_once(L, scale));
       scriptprof_stop(p, L);
     }
