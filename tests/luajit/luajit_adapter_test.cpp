@@ -213,7 +213,7 @@ TEST_CASE("A coroutine's samples sit under the frames that resumed it, wrap incl
   REQUIRE(sampler.start(s.L, at_hz(2000), &error));
   REQUIRE(s.run(R"(
     local function inner() local x = 0 for i = 1, 40000000 do x = x + i % 3 end coroutine.yield(x) end
-    local function outer() local gen = coroutine.wrap(inner) return gen() end
+    local function outer() local gen = coroutine.wrap(inner) local r = gen() return r end  -- no tail call
     local function driver() local co = coroutine.create(inner) local ok = coroutine.resume(co) return ok end
     outer() driver()
   )").empty());
@@ -225,15 +225,20 @@ TEST_CASE("A coroutine's samples sit under the frames that resumed it, wrap incl
   REQUIRE(driver != scriptprof::kNoFunction);
   // inner's time is under outer (through wrap) and under driver (through resume), nowhere else.
   std::uint64_t under_outer = 0, under_driver = 0, alone = 0;
+  std::string paths;  // every path to inner, for a failure's message
   for (scriptprof::NodeId n = 0; n < p.tree.size(); ++n) {
     if (p.tree.node(n).function != inner) continue;
     bool o = false, d = false;
+    std::string path = p.functions.label(inner);
     for (scriptprof::NodeId a = p.tree.node(n).parent; a != scriptprof::kNoNode; a = p.tree.node(a).parent) {
       o |= p.tree.node(a).function == outer;
       d |= p.tree.node(a).function == driver;
+      if (p.tree.node(a).function != scriptprof::kNoFunction) path = p.functions.label(p.tree.node(a).function) + " > " + path;
     }
     (o ? under_outer : d ? under_driver : alone) += p.tree.node(n).self;
+    paths += path + ": self " + std::to_string(p.tree.node(n).self) + "\n";
   }
+  INFO("paths to inner:\n" << paths);
   CHECK(under_outer > 20);
   CHECK(under_driver > 20);
   CHECK(alone == 0);
