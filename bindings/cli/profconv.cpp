@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <new>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -38,7 +39,7 @@ void usage(FILE* out) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   std::string in, from, to, report, out;
   bool help = false;
   CLI::App app{"profconv"};
@@ -78,4 +79,7 @@ int main(int argc, char** argv) {
   }
   if (!scriptprof::write_file_atomically(out, text, &error)) fail(error);
   return EXIT_SUCCESS;
+} catch (const std::bad_alloc&) {
+  // A profile too large for this machine's memory is a failed run with a reason, never an abort.
+  fail("out of memory: the profile is too large to process here");
 }

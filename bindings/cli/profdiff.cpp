@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <new>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -34,7 +35,7 @@ scriptprof::Profile read(const std::string& path, const std::string& format) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{"profdiff: compares two profiles of the same program (before and after a change)"};
   std::string base_path, new_path, from, folded, html;
   std::size_t limit = 20;
@@ -62,4 +63,7 @@ int main(int argc, char** argv) {
   if (!folded.empty() && !scriptprof::write_file_atomically(folded, scriptprof::diff_folded(base, now), &error))
     fail(error);
   return std::fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+} catch (const std::bad_alloc&) {
+  // A profile too large for this machine's memory is a failed run with a reason, never an abort.
+  fail("out of memory: the profile is too large to process here");
 }

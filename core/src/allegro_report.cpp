@@ -91,7 +91,7 @@ std::string allegro_flat_report(const Profile& original, const AllegroOptions& o
            printf_string(" %8s %7s %7s  ", calls.c_str(), self_per.c_str(), total_per.c_str()) +
            allegro_name(p, f, &folded.called_hidden) + "\n";
   }
-  return out;
+  return visible_text(out);
 }
 
 std::string allegro_call_graph(const Profile& original, const AllegroOptions& o) {
@@ -176,7 +176,7 @@ std::string allegro_call_graph(const Profile& original, const AllegroOptions& o)
     out += lines(children[f], true);
     out += dashes + "\n";
   }
-  return out;
+  return visible_text(out);
 }
 
 std::string allegro_call_counts(const Profile& p) {
@@ -191,7 +191,7 @@ std::string allegro_call_counts(const Profile& p) {
   std::string out;
   for (FunctionId f : counted)
     out += std::to_string(*p.counts(f).calls) + " #<Function " + one_line(p.functions.label(f)) + ">\n";
-  return out;
+  return visible_text(out);
 }
 
 }  // namespace scriptprof

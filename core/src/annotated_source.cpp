@@ -26,7 +26,7 @@ std::string annotated_source(const Profile& p, FunctionId f, const std::vector<s
   };
   if (source.empty()) {
     for (const auto& entry : lines) row(entry.first, "");
-    return out;
+    return visible_text(out);
   }
   // A main chunk spans the file; a function its definition (and any sampled line, in case the
   // file changed since the run).
@@ -38,7 +38,7 @@ std::string annotated_source(const Profile& p, FunctionId f, const std::vector<s
   }
   for (int line = first; line <= last; ++line)
     row(line, line >= 1 && static_cast<std::size_t>(line) <= source.size() ? source[static_cast<std::size_t>(line) - 1] : "");
-  return out;
+  return visible_text(out);
 }
 
 }  // namespace scriptprof

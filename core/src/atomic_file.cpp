@@ -4,7 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <string>
 #include <cstdio>
 #include <cstring>
 
@@ -16,9 +19,20 @@ bool write_file_atomically(const std::string& path, const std::string& content, 
     if (!tmp.empty()) unlink(tmp.c_str());
     return false;
   };
-  std::string tmp = path + ".tmp-XXXXXX";
-  int fd = mkstemp(tmp.data());
-  if (fd < 0) return fail("write", errno, "");
+  // The temporary file is created with its final mode, 0666 less the umask, by the kernel:
+  // reading the umask would mean setting it, a window in which another thread of the host
+  // would create files without its mask. O_EXCL with a name nobody else uses stands in for
+  // mkstemp (which creates 0600).
+  std::string tmp;
+  int fd = -1;
+  static std::atomic<unsigned> serial{0};
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(serial.fetch_add(1)) + "-" +
+          std::to_string(static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()) % 100000u);
+    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) return fail("write", errno, "");
+  }
+  if (fd < 0) return fail("write", EEXIST, "");
   const char* p = content.data();
   std::size_t left = content.size();
   while (left > 0) {
@@ -32,10 +46,6 @@ bool write_file_atomically(const std::string& path, const std::string& content, 
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  // mkstemp creates 0600; a report is an ordinary file.
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
   if (close(fd) != 0) return fail("write", errno, tmp);
   if (rename(tmp.c_str(), path.c_str()) != 0) return fail("rename a temporary file to", errno, tmp);
   return true;

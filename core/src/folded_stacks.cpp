@@ -15,8 +15,9 @@ namespace {
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-// A frame as flamegraph.pl can read it back (FORMATS.md 7.4).
-std::string folded_frame(std::string s, bool leaf) {
+// A frame as flamegraph.pl can read it back (FORMATS.md 7.4), lossy: files without the
+// escape mark (written without the time line) keep this older form.
+std::string folded_frame_plain(std::string s, bool leaf) {
   for (char& c : s) {
     if (c == '\n' || c == '\r') c = ' ';
     if (c == ';') c = ':';
@@ -33,6 +34,65 @@ std::string folded_frame(std::string s, bool leaf) {
     }
   }
   return s;
+}
+
+// Where the part of a leaf frame that a reader would take for counts starts: the last run of
+// whitespace followed only by digits, dots and whitespace (s.size() when there is none).
+std::size_t count_like_tail(std::string_view s) {
+  std::size_t i = s.size(), tail = s.size();
+  while (i > 0 && (is_digit(s[i - 1]) || s[i - 1] == '.' || is_space(s[i - 1]))) {
+    --i;
+    if (is_space(s[i])) tail = i;
+  }
+  return tail;
+}
+
+// A frame in the escaped form (FORMATS.md 7.4): '%' as %25 and what would break the line or
+// the stack as %XX (';', LF, CR; a first frame's leading '#', a leaf's whitespace before
+// what reads as counts, a name that is exactly "(idle)"); everything else as it is, so a
+// viewer shows ordinary names unchanged. Reads back byte for byte.
+std::string folded_frame_escaped(std::string_view s, bool first, bool leaf) {
+  static const char kHex[] = "0123456789ABCDEF";
+  const std::size_t tail = leaf ? count_like_tail(s) : s.size();
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    bool escape = c == '%' || c == ';' || c == '\n' || c == '\r' || (first && i == 0 && c == '#') ||
+                  (i >= tail && is_space(static_cast<char>(c))) || (s == "(idle)" && i == 0);
+    if (escape) {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// Undoes folded_frame_escaped; false on a '%' not followed by two hex digits.
+bool unescape_frame(std::string_view s, std::string* out) {
+  out->clear();
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      *out += s[i];
+      continue;
+    }
+    int hi = i + 2 < s.size() ? hex_value(s[i + 1]) : -1;
+    int lo = i + 2 < s.size() ? hex_value(s[i + 2]) : -1;
+    if (hi < 0 || lo < 0) return false;
+    *out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return true;
 }
 
 // The trailing "whitespace number" of `s`, if any: its value and where the whitespace starts.
@@ -53,31 +113,52 @@ bool trailing_number(std::string_view s, double* value, std::size_t* start) {
 }  // namespace
 
 std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
+  const bool escaped = o.time_scale;  // the escape mark rides on the time line
+  auto frame_text = [&](const std::string& label, bool first, bool leaf) {
+    return escaped ? folded_frame_escaped(label, first, leaf) : folded_frame_plain(label, leaf);
+  };
   std::map<std::string, std::uint64_t> lines;  // sorted bytewise, duplicates add up
-  std::vector<std::pair<NodeId, std::string>> todo;
-  for (const auto& r : p.tree.roots())
-    todo.emplace_back(r.second, o.thread_root ? folded_frame(thread_label(p, r.second), false) : "");
-  while (!todo.empty()) {
-    auto [n, prefix] = todo.back();
-    todo.pop_back();
-    const CallTreeNode& node = p.tree.node(n);
-    if (node.self > 0) {
-      bool empty_stack = node.function == kNoFunction;
-      if (!empty_stack) {
-        // The leaf frame needs the trailing-number guard: rebuild it from its label.
-        std::size_t cut = prefix.rfind(';');
-        std::string head = cut == std::string::npos ? "" : prefix.substr(0, cut + 1);
-        lines[head + folded_frame(p.functions.label(node.function), true)] += node.self;
-      } else if (o.idle_frame) {
-        lines[prefix.empty() ? "(idle)" : prefix + ";(idle)"] += node.self;
+  // Depth first with one prefix string, cut back to its parent's length on the way up: each
+  // frame is written once, so the cost is the output's size (a deep stack's prefix is never
+  // copied per frame).
+  struct Item { NodeId node; std::size_t prefix_length; bool first; };
+  std::vector<Item> todo;
+  std::string prefix;
+  for (const auto& r : p.tree.roots()) {
+    std::string root = o.thread_root ? frame_text(thread_label(p, r.second), true, false) : "";
+    todo.push_back({r.second, std::string::npos, true});
+    while (!todo.empty()) {
+      Item it = todo.back();
+      todo.pop_back();
+      const CallTreeNode& node = p.tree.node(it.node);
+      bool first_below = it.first;
+      if (it.prefix_length == std::string::npos) {  // the thread's root
+        prefix = root;
+        first_below = root.empty();
+      } else {
+        prefix.resize(it.prefix_length);
+        if (!prefix.empty()) prefix += ';';
+        first_below = false;
       }
-    }
-    for (NodeId c = node.first_child; c != kNoNode; c = p.tree.node(c).next_sibling) {
-      std::string frame = folded_frame(p.functions.label(p.tree.node(c).function), false);
-      todo.emplace_back(c, prefix.empty() ? frame : prefix + ";" + frame);
+      const std::size_t at = prefix.size();
+      if (it.prefix_length != std::string::npos) prefix += frame_text(p.functions.label(node.function), it.first, false);
+      if (node.self > 0) {
+        if (node.function != kNoFunction) {
+          // The leaf frame needs the count guard: write it again as a leaf.
+          std::string line = prefix.substr(0, at) + frame_text(p.functions.label(node.function), it.first, true);
+          lines[line] += node.self;
+        } else if (o.idle_frame) {
+          lines[prefix.empty() ? "(idle)" : prefix + ";(idle)"] += node.self;
+        }
+      }
+      const std::size_t length = prefix.size();
+      std::size_t kids = todo.size();
+      for (NodeId c = node.first_child; c != kNoNode; c = p.tree.node(c).next_sibling)
+        todo.push_back({c, length, first_below});
+      std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(kids), todo.end());
     }
   }
-  std::string out = o.time_scale ? "# " + time_scale_text(p) + "\n" : "";
+  std::string out = o.time_scale ? "# " + time_scale_text(p) + " escape=percent\n" : "";
   for (const auto& [stack, count] : lines) out += stack + " " + std::to_string(count) + "\n";
   return out;
 }
@@ -91,16 +172,20 @@ bool read_folded(std::string_view text, Profile* out, std::string* error,
   std::vector<FunctionId> frames;
   std::size_t line_no = 0, pos = 0;
   std::string_view line;
+  bool escaped = false;  // set by the time line's escape=percent
+  std::string name;
   while (next_line(text, &pos, &line)) {
     ++line_no;
     if (line.empty()) continue;
     if (line.rfind("# scriptprof ", 0) == 0) {
       scale = parse_time_scale(line.substr(2));
+      escaped = (std::string(line) + " ").find(" escape=percent ") != std::string::npos;
       continue;
     }
     double count = 0, first = 0;
     std::size_t start = 0, start2 = 0;
-    if (!trailing_number(line, &count, &start) || start == 0) {
+    // Escaped, a line " 5" is one frame named "" (a name of spaces is escaped).
+    if (!trailing_number(line, &count, &start) || (start == 0 && !escaped)) {
       if (error) *error = "line " + std::to_string(line_no) + ": expected \"frame;frame;... count\", got \"" +
                           std::string(line.substr(0, 80)) + "\"";
       return false;
@@ -120,12 +205,18 @@ bool read_folded(std::string_view text, Profile* out, std::string* error,
       std::size_t fpos = 0;
       while (true) {
         std::size_t semi = stack.find(';', fpos);
-        std::string frame(stack.substr(fpos, semi == std::string_view::npos ? std::string_view::npos : semi - fpos));
+        std::string_view raw = stack.substr(fpos, semi == std::string_view::npos ? std::string_view::npos : semi - fpos);
+        if (escaped && !unescape_frame(raw, &name)) {
+          if (error) *error = "line " + std::to_string(line_no) + ": a '%' not followed by two hex digits in frame \"" +
+                              std::string(raw.substr(0, 80)) + "\"";
+          return false;
+        }
+        const std::string& frame = escaped ? name : std::string(raw);
         auto it = ids.find(frame);
         if (it == ids.end()) {
           FunctionInfo info;
           info.name = frame;
-          info.kind = frame == "(idle)" ? FunctionKind::Pseudo : FunctionKind::Named;
+          info.kind = raw == "(idle)" ? FunctionKind::Pseudo : FunctionKind::Named;
           it = ids.emplace(frame, out->add_function(std::move(info))).first;
         }
         frames.push_back(it->second);

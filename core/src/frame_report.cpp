@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include "text_util.hpp"
 
 namespace scriptprof {
 
@@ -84,7 +85,7 @@ std::string frame_report(const Profile& p, std::size_t slowest) {
     }
     begin = end;
   }
-  return out;
+  return visible_text(out);
 }
 
 }  // namespace scriptprof

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "text_util.hpp"
 
@@ -30,25 +31,42 @@ Row row_of(const Profile& p, FunctionId f) {
 }
 
 // Arc statistics from the samples: arc(P,C) once per sample, and arcself(P,C) when C's run
-// reaches the leaf.
+// reaches the leaf. One walk of the call tree, not one per sample path (a deep stack sampled at
+// every depth would cost the square of its depth): a node adds its whole weight to arc(P,C)
+// when (P,C) is not already on the path above it, as cumulative time counts a function once.
 struct ArcStats {
   std::map<std::pair<FunctionId, FunctionId>, std::uint64_t> arc, arcself;
 };
 
 ArcStats arc_stats(const Profile& p) {
   ArcStats a;
-  std::vector<std::pair<FunctionId, FunctionId>> seen;
-  for_each_sample_path(p, [&](std::uint32_t, const CallTreeNode& node, const std::vector<FunctionId>& stack) {
-    if (stack.size() < 2) return;
-    seen.clear();
-    for (std::size_t j = 0; j + 1 < stack.size(); ++j) seen.emplace_back(stack[j], stack[j + 1]);
-    std::sort(seen.begin(), seen.end());
-    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-    for (const auto& pc : seen) a.arc[pc] += node.self;
-    std::size_t k = stack.size() - 1;
-    while (k > 0 && stack[k - 1] == stack.back()) --k;
-    if (k > 0) a.arcself[{stack[k - 1], stack.back()}] += node.self;
-  });
+  std::map<std::pair<FunctionId, FunctionId>, std::uint32_t> on_path;
+  std::vector<FunctionId> run_caller;  // by depth: the frame before the run of equal frames ending there
+  struct Step { NodeId node; bool leaving; };
+  std::vector<Step> todo;
+  for (const auto& [thread, root] : p.tree.roots()) {
+    todo.push_back({root, false});
+    while (!todo.empty()) {
+      const Step step = todo.back();
+      todo.pop_back();
+      const CallTreeNode& n = p.tree.node(step.node);
+      const CallTreeNode* parent = n.parent == kNoNode ? nullptr : &p.tree.node(n.parent);
+      const bool arc = parent && parent->function != kNoFunction && n.function != kNoFunction;
+      const std::pair<FunctionId, FunctionId> pc{arc ? parent->function : kNoFunction, n.function};
+      if (step.leaving) {
+        if (arc && --on_path[pc] == 0) on_path.erase(pc);
+        continue;
+      }
+      if (arc && on_path[pc]++ == 0) a.arc[pc] += n.count;
+      if (run_caller.size() <= n.depth) run_caller.resize(n.depth + 1, kNoFunction);
+      run_caller[n.depth] = !parent ? kNoFunction
+                          : parent->function == n.function ? run_caller[n.depth - 1] : parent->function;
+      if (n.self > 0 && n.function != kNoFunction && run_caller[n.depth] != kNoFunction)
+        a.arcself[{run_caller[n.depth], n.function}] += n.self;
+      todo.push_back({step.node, true});
+      for (NodeId c = n.first_child; c != kNoNode; c = p.tree.node(c).next_sibling) todo.push_back({c, false});
+    }
+  }
   return a;
 }
 
@@ -103,7 +121,7 @@ std::string gprof_flat_report(const Profile& p) {
       out += printf_string(" %8.8s %8.8s %8.8s  ", "", "", "");
     out += p.functions.label(r.f) + "\n";
   }
-  return out;
+  return visible_text(out);
 }
 
 std::string gprof_call_graph(const Profile& p) {
@@ -149,6 +167,27 @@ std::string gprof_call_graph(const Profile& p) {
     return Arc{other, static_cast<double>(self_n) * period, static_cast<double>(all_n - self_n) * period, arc_count(from, to)};
   };
 
+  // Each function's callers and callees (sampled arcs, and counted ones), between listed
+  // functions: found from the arcs, not by trying every pair of functions.
+  struct Neighbours { std::vector<FunctionId> parents, children; };
+  std::map<FunctionId, Neighbours> neighbours;
+  std::set<std::pair<FunctionId, FunctionId>> linked;
+  auto link = [&](FunctionId from, FunctionId to) {
+    if (from == to || !row.count(from) || !row.count(to) || !linked.insert({from, to}).second) return;
+    neighbours[to].parents.push_back(from);
+    neighbours[from].children.push_back(to);
+  };
+  for (const auto& entry : arcs.arc) link(entry.first.first, entry.first.second);
+  if (counted)
+    for (const Row& r : rows)
+      for (const auto& [caller, n] : p.callers(r.f))
+        if (n > 0 && caller != kNoFunction) link(caller, r.f);
+  auto by_index = [&](FunctionId a, FunctionId b) { return index[a] < index[b]; };  // rows' order, as before
+  for (auto& [f, n] : neighbours) {
+    std::sort(n.parents.begin(), n.parents.end(), by_index);
+    std::sort(n.children.begin(), n.children.end(), by_index);
+  }
+
   std::string out = "\t\t\tCall graph\n\n";
   out += "\ngranularity: each sample hit covers 4 byte(s)";
   out += ticks > 0 ? printf_string(" for %.2f%% of %.2f seconds\n\n", 100.0 / static_cast<double>(ticks),
@@ -159,11 +198,8 @@ std::string gprof_call_graph(const Profile& p) {
   for (const Row& r : rows) {
     const FunctionId f = r.f;
     std::vector<Arc> parents, children;
-    for (const Row& o : rows) {
-      if (o.f == f) continue;
-      if (arc_count(o.f, f) > 0 || arcs.arc.count({o.f, f})) parents.push_back(arc_line(o.f, f, o.f));
-      if (arc_count(f, o.f) > 0 || arcs.arc.count({f, o.f})) children.push_back(arc_line(f, o.f, o.f));
-    }
+    for (FunctionId o : neighbours[f].parents) parents.push_back(arc_line(o, f, o));
+    for (FunctionId o : neighbours[f].children) children.push_back(arc_line(f, o, o));
     const std::uint64_t self_arc = counted ? r.selfcalls : 0;  // recursive calls: known only when counted
     std::sort(parents.begin(), parents.end(), [](const Arc& a, const Arc& b) {
       if (a.self + a.child != b.self + b.child) return a.self + a.child < b.self + b.child;
@@ -199,7 +235,7 @@ std::string gprof_call_graph(const Profile& p) {
     if (self_arc) out += self_arc_line();
     out += dashes + "\n";
   }
-  return out;
+  return visible_text(out);
 }
 
 }  // namespace scriptprof

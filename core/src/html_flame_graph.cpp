@@ -45,6 +45,15 @@ tr.sel td{background:#fde68a}
 <script>
 "use strict";
 const data = JSON.parse(document.getElementById("data").textContent);
+// The tree comes as a flat list in depth-first order, [parent, function, samples, base?], and is
+// rebuilt and walked without recursion: a 100,000-deep stack must not overflow the JS stack.
+const nodes = data.nodes.map((a, i) => ({f: a[1], v: a[2], b: a[3], n: data.labels[i], c: [], p: null, d: 0}));
+let maxDepth = 0;
+for (let i = 1; i < nodes.length; i++) {
+  const n = nodes[i], p = nodes[data.nodes[i][0]];
+  n.p = p; n.d = p.d + 1; p.c.push(n); if (n.d > maxDepth) maxDepth = n.d;
+}
+data.root = nodes[0];
 const graph = document.getElementById("graph"), info = document.getElementById("info");
 const names = data.functions, sps = data.seconds_per_sample, all = data.root.v || 1;
 document.getElementById("title").textContent = data.title;
@@ -54,7 +63,6 @@ const selfOf = (n) => n.v - n.c.reduce((s, c) => s + c.v, 0);
 const secs = (v) => (v * sps).toFixed(3) + " s";
 const pct = (v) => (100 * v / all).toFixed(2) + "%";
 const label = (n) => n.f >= 0 ? names[n.f] : n.n;
-function depthOf(n) { let d = 0; for (const c of n.c) d = Math.max(d, depthOf(c)); return d + 1; }
 const diff = data.base_samples !== undefined, baseAll = data.base_samples || 1;
 function colour(n) {
   if (diff) {  // red: this stack's share grew against the base run; blue: it shrank
@@ -74,14 +82,15 @@ function describe(n) {
 }
 function render() {
   graph.textContent = "";
-  const rows = depthOf(data.root), width = graph.clientWidth || 1000;
+  const rows = maxDepth + 1, width = graph.clientWidth || 1000;
   graph.style.height = (rows * H) + "px";
   let hits = 0;
   // The path from the root to the zoomed frame stays visible at full width.
   const path = [];
-  (function find(n, trail) { trail.push(n); if (n === zoomed) { path.push(...trail); return true; }
-    for (const c of n.c) if (find(c, trail)) return true; trail.pop(); return false; })(data.root, []);
-  const draw = (n, x, w, depth, children) => {
+  for (let n = zoomed; n; n = n.p) path.unshift(n);
+  const todo = [];
+  const draw = (n, x, w, depth, children) => todo.push([n, x, w, depth, children]);
+  const drawOne = (n, x, w, depth, children) => {
     if (w < 0.5) return;
     const el = document.createElement("div");
     el.className = "f";
@@ -100,16 +109,28 @@ function render() {
   };
   for (let i = 0; i < path.length - 1; i++) draw(path[i], 0, width, i, false);
   draw(zoomed, 0, width, path.length - 1, true);
+  while (todo.length) drawOne(...todo.pop());
   document.getElementById("matched").textContent = query ? hits + " frames match" : "";
 }
 
 // Per function: self samples, and total samples counted once per stack (recursion included).
 const stats = names.map((name, f) => ({f, name, self: 0, total: 0}));
-(function walk(n, onPath) {
-  if (n.f >= 0) { stats[n.f].self += selfOf(n); if (!onPath[n.f]) stats[n.f].total += n.v; onPath[n.f] = (onPath[n.f] || 0) + 1; }
-  for (const c of n.c) walk(c, onPath);
-  if (n.f >= 0) onPath[n.f]--;
-})(data.root, {});
+// Depth first with an explicit stack; a second visit (leaving) takes the node off the path.
+function walkTree(enter, leave) {
+  const todo = [[data.root, false]];
+  while (todo.length) {
+    const [n, leaving] = todo.pop();
+    if (leaving) { leave(n); continue; }
+    enter(n);
+    todo.push([n, true]);
+    for (let i = n.c.length - 1; i >= 0; i--) todo.push([n.c[i], false]);
+  }
+}
+{
+  const onPath = {};
+  walkTree((n) => { if (n.f >= 0) { stats[n.f].self += selfOf(n); if (!onPath[n.f]) stats[n.f].total += n.v; onPath[n.f] = (onPath[n.f] || 0) + 1; } },
+           (n) => { if (n.f >= 0) onPath[n.f]--; });
+}
 let sortKey = "self", selected = -1;
 function row(cells, cls) {
   const tr = document.createElement("tr");
@@ -134,15 +155,16 @@ function renderSandwich() {
   box.textContent = "";
   if (selected < 0) return;
   const callers = new Map(), callees = new Map();
-  (function walk(n, parent, inside) {
+  let inside = 0;  // frames of the selected function on the path
+  walkTree((n) => {
     const here = n.f === selected;
     if (here && !inside) {
-      const p = parent && parent.f >= 0 ? parent.f : -1;
+      const p = n.p && n.p.f >= 0 ? n.p.f : -1;
       callers.set(p, (callers.get(p) || 0) + n.v);
       for (const c of n.c) if (c.f !== selected) callees.set(c.f, (callees.get(c.f) || 0) + c.v);
     }
-    for (const c of n.c) walk(c, n, inside || here);
-  })(data.root, null, false);
+    if (here) inside++;
+  }, (n) => { if (n.f === selected) inside--; });
   const part = (title, map) => {
     const h = document.createElement("h3"); h.textContent = title; box.appendChild(h);
     const t = document.createElement("table");
@@ -198,49 +220,54 @@ NodeId base_child(const Profile& base, NodeId base_node, const std::string& labe
 }  // namespace
 
 std::string write_html_flame_graph(const Profile& p, const Profile* base) {
-  // The tree as nested {n, v, c}: built without recursion, children by count.
-  // A node: {n: label (roots and threads) or f: function index, v: samples, c: children}.
-  nlohmann::json root = {{"n", "all (" + std::to_string(p.sample_weight()) + " samples)"},
-                         {"f", -1},
-                         {"v", p.sample_weight()},
-                         {"c", nlohmann::json::array()}};
+  // The tree as a flat list in depth-first order, children by count: [parent index, function
+  // (-1 for the root and threads, named in "labels"), samples, base run's samples?]. Written
+  // as text by a loop, never as nested JSON: a deep stack must not recurse in the writer or
+  // in the page. Differential: the base weight of the same stack (by labels).
   const bool threads = p.tree.roots().size() > 1;
-  // Differential: each node carries "b", the base run's weight of the same stack (by labels).
-  if (base) root["b"] = base->sample_weight();
   auto base_root = [&](const std::string& thread) {
     if (!base) return kNoNode;
     for (const auto& [t, r] : base->tree.roots())
       if (!threads || thread_label(*base, r) == thread) return r;
     return kNoNode;
   };
-  struct Item { NodeId node; nlohmann::json* parent; NodeId base_parent; };
+  std::string list;
+  nlohmann::json labels = nlohmann::json::object();
+  std::size_t count = 0;
+  auto base_count = [&](NodeId b) { return b != kNoNode ? base->tree.node(b).count : 0; };
+  auto add = [&](std::size_t parent, long long function, std::uint64_t v, std::uint64_t b, const std::string* label) {
+    if (label) labels[std::to_string(count)] = *label;
+    list += count ? ",[" : "[";
+    list += std::to_string(parent) + "," + std::to_string(function) + "," + std::to_string(v);
+    if (base) list += "," + std::to_string(b);
+    list += "]";
+    return count++;
+  };
+  const std::string all = "all (" + std::to_string(p.sample_weight()) + " samples)";
+  list += "[";
+  add(0, -1, p.sample_weight(), base ? base->sample_weight() : 0, &all);
+  struct Item { NodeId node; std::size_t parent; NodeId base_parent; };
   std::vector<Item> todo;
-  // Pointers into the arrays are held while they grow: reserve every array before filling it.
-  root["c"].get_ref<nlohmann::json::array_t&>().reserve(threads ? p.tree.roots().size() : 0);
   for (const auto& [thread, r] : p.tree.roots()) {
-    nlohmann::json* parent = &root;
+    std::size_t parent = 0;
     const NodeId b = base_root(thread_label(p, r));
     if (threads) {
-      root["c"].push_back({{"n", thread_label(p, r)}, {"f", -1}, {"v", p.tree.node(r).count}, {"c", nlohmann::json::array()}});
-      parent = &root["c"].back();
-      if (b != kNoNode) (*parent)["b"] = base->tree.node(b).count;
+      const std::string name = thread_label(p, r);
+      parent = add(0, -1, p.tree.node(r).count, base_count(b), &name);
     }
     auto kids = children_by_count(p, r);
-    (*parent)["c"].get_ref<nlohmann::json::array_t&>().reserve((*parent)["c"].size() + kids.size());
     for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.push_back({*k, parent, b});
+    while (!todo.empty()) {
+      Item it = todo.back();
+      todo.pop_back();
+      const CallTreeNode& n = p.tree.node(it.node);
+      NodeId bn = base ? base_child(*base, it.base_parent, p.functions.label(n.function)) : kNoNode;
+      std::size_t self = add(it.parent, n.function, n.count, base_count(bn), nullptr);
+      auto grandkids = children_by_count(p, it.node);
+      for (auto k = grandkids.rbegin(); k != grandkids.rend(); ++k) todo.push_back({*k, self, bn});
+    }
   }
-  while (!todo.empty()) {
-    Item it = todo.back();
-    todo.pop_back();
-    const CallTreeNode& n = p.tree.node(it.node);
-    (*it.parent)["c"].push_back({{"f", n.function}, {"v", n.count}, {"c", nlohmann::json::array()}});
-    nlohmann::json* self = &(*it.parent)["c"].back();
-    NodeId b = base ? base_child(*base, it.base_parent, p.functions.label(n.function)) : kNoNode;
-    if (b != kNoNode) (*self)["b"] = base->tree.node(b).count;
-    auto kids = children_by_count(p, it.node);
-    (*self)["c"].get_ref<nlohmann::json::array_t&>().reserve(kids.size());
-    for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.push_back({*k, self, b});
-  }
+  list += "]";
   nlohmann::json functions = nlohmann::json::array();
   for (FunctionId f = 0; f < p.functions.size(); ++f) functions.push_back(p.functions.label(f));
   std::string title = (p.name.empty() ? std::string("scriptprof") : p.name) + " - " +
@@ -251,12 +278,16 @@ std::string write_html_flame_graph(const Profile& p, const Profile* base) {
   nlohmann::json data = {{"title", title},
                          {"seconds_per_sample", seconds_per_sample(p)},
                          {"functions", std::move(functions)},
-                         {"root", std::move(root)}};
+                         {"labels", std::move(labels)},
+                         {"nodes", nullptr}};
   if (base) {
     data["base_samples"] = base->sample_weight();
     data["base_seconds_per_sample"] = seconds_per_sample(*base);
   }
   std::string json = json_dump(data);
+  // The node list, written above as text, takes the place of its null.
+  const std::string slot = "\"nodes\":null";
+  json.replace(json.find(slot), slot.size(), "\"nodes\":" + list);
   // Inside <script>, "</" could end the element: escape every "<".
   std::string safe;
   for (char c : json) {

@@ -1,6 +1,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <deque>
+#include <optional>
 #include <unordered_map>
 
 #include "scriptprof/lispworks_tree.hpp"
@@ -65,6 +66,7 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
   };
   *out = Profile{};
   TimeScale scale;
+  std::optional<std::uint64_t> idle_weight;  // from our time line's idle=
   std::vector<Node> nodes;
   std::vector<std::size_t> open;  // open[d] = index of the last node at depth d
   std::deque<std::string> decoded;  // quoted names, unescaped (a deque: their views stay valid)
@@ -87,7 +89,16 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
     }
     if (line.empty()) continue;  // not defined by the format: skipped, never written
     if (line[0] == ';') {
-      if (line.rfind(";scriptprof ", 0) == 0) scale = parse_time_scale(line.substr(1));
+      if (line.rfind(";scriptprof ", 0) == 0) {
+        scale = parse_time_scale(line.substr(1));
+        std::size_t at_idle = line.find(" idle=");
+        std::uint64_t v = 0;
+        if (at_idle != std::string_view::npos) {
+          std::string_view digits = line.substr(at_idle + 6);
+          digits = digits.substr(0, digits.find(' '));
+          if (parse_u64(digits, &v)) idle_weight = v;
+        }
+      }
       continue;
     }
     Node n{};
@@ -135,6 +146,10 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
     nodes.push_back(std::move(n));
   }
   if (line_no == 0) return fail("empty file: not a LispWorks profiler tree");
+  // Our writer ends every line with LF: a file of ours (it has the time line) that does not
+  // was cut inside its last line, where a cut name can look like a whole one.
+  if (scale.found && text.back() != '\n')
+    return fail(at(line_no, "the file ends inside a line (no LF after it): cut short"));
   if (nodes.empty()) return fail(at(line_no, "no root node"));
 
   // Thread level: every depth-1 node is a quoted "thread N: name".
@@ -154,6 +169,8 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
   // Rebuild weighted samples: a node's self weight is its count less its children's.
   std::unordered_map<std::string_view, FunctionId> ids[2];  // by name: functions, quoted nodes
   std::vector<const Node*> info_of;  // first node seen per function
+  std::vector<std::uint64_t> top_weight;  // per function: the self weight its nodes hold
+  std::vector<std::size_t> last_line;     // per function: its last node's line
   std::vector<FunctionId> path;
   std::uint32_t thread = 0, next_thread = 0;
   bool any_calls = false;
@@ -189,6 +206,8 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
       f = out->add_function(std::move(info));
       by_name.emplace(n.name, f);
       info_of.push_back(&n);
+      top_weight.push_back(0);
+      last_line.push_back(0);
     } else {
       f = it->second;
       const Node& first = *info_of[f];
@@ -196,10 +215,28 @@ bool read_lispworks_tree(std::string_view text, Profile* out, std::string* error
         warn(at(n.line, "the function info of " + std::string(n.name) + " differs from line " + std::to_string(first.line)));
     }
     any_calls = any_calls || n.calls > 0;
+    top_weight[f] += self;
+    last_line[f] = n.line;
     path.resize(fdepth);
     path.push_back(f);
     if (self > 0) out->add_sample(thread, 0, self, path.data(), path.size());
   }
+  // Top-Count is the weight a function's nodes leave at the top of the stack. A file cut short
+  // (at a line end, or inside a name) or altered leaves some other weight there: refuse it,
+  // naming the mismatch nearest the end, where the cut most likely is.
+  std::size_t worst = info_of.size();
+  for (FunctionId f = 0; f < info_of.size(); ++f)
+    if (top_weight[f] != info_of[f]->top && (worst == info_of.size() || last_line[f] > last_line[worst])) worst = f;
+  if (worst < info_of.size())
+    return fail(at(last_line[worst], "the nodes of " + std::string(info_of[worst]->name) + " leave " +
+                                         std::to_string(top_weight[worst]) + " at the top of the stack, but its Top-Count is " +
+                                         std::to_string(info_of[worst]->top) + ": the file is cut short or altered"));
+  // A file of ours says how much weight lies outside any function: a root that holds more
+  // lost the nodes below it.
+  if (idle_weight && *idle_weight != out->empty_weight())
+    return fail(at(nodes.back().line, "the root holds " + std::to_string(out->empty_weight()) +
+                                          " outside any function where the file says " + std::to_string(*idle_weight) +
+                                          ": the file is cut short or altered"));
   if (any_calls) {
     out->enable_call_counts();
     for (FunctionId f = 0; f < info_of.size(); ++f) out->set_calls(f, info_of[f]->calls);

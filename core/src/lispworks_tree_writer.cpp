@@ -39,7 +39,9 @@ std::string write_lispworks_tree(const Profile& p, const LispWorksWriteOptions& 
   std::string out = "LispWorks Profiler Tree: " + one_line(name) + "\n";
   out += ";Depth|Count|Call-Count|Seen-Count|Top-Count|Name\n";
   if (o.metadata) {
-    out += ";" + time_scale_text(p) + "\n";
+    // idle=: the weight outside any function, which the root (or thread) nodes hold as their
+    // own; with it a reader can tell a file cut below the root from one with idle samples.
+    out += ";" + time_scale_text(p) + " idle=" + std::to_string(p.empty_weight()) + "\n";
   }
   const std::uint64_t n = p.sample_weight();
   line(out, 0, n, 0, n, 0, quoted(name));
@@ -48,8 +50,10 @@ std::string write_lispworks_tree(const Profile& p, const LispWorksWriteOptions& 
   bool ambiguous = false;
   for (const auto& r : p.tree.roots())
     for (NodeId c = p.tree.node(r.second).first_child; c != kNoNode; c = p.tree.node(c).next_sibling) {
-      const FunctionInfo& info = p.functions.info(p.tree.node(c).function);
-      ambiguous = ambiguous || (info.kind == FunctionKind::Pseudo && info.name.rfind("thread ", 0) == 0);
+      // Judged as written: a CR or LF in the name becomes a space there ("thread\r1").
+      const FunctionId f = p.tree.node(c).function;
+      ambiguous = ambiguous || (p.functions.info(f).kind == FunctionKind::Pseudo &&
+                                one_line(p.functions.label(f)).rfind("thread ", 0) == 0);
     }
   const bool thread_level = o.thread_level || ambiguous || p.tree.roots().size() > 1;
 

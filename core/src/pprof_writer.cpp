@@ -72,7 +72,11 @@ std::string valid_utf8(const std::string& s) {
 
 std::string gzip_bytes(const std::string& raw) {
   z_stream z{};
-  deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);  // +16: gzip
+  // The best compression for ordinary profiles (a few bytes less); zlib's default level past a
+  // megabyte, where level 9's long match chains cost seconds on the repetitive location lists of
+  // a deep stack for a few percent of size.
+  const int level = raw.size() > (1u << 20) ? Z_DEFAULT_COMPRESSION : Z_BEST_COMPRESSION;
+  deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);  // +16: gzip
   std::string out(deflateBound(&z, raw.size()) + 32, '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
   z.avail_in = static_cast<uInt>(raw.size());

@@ -79,7 +79,7 @@ std::string diff_report(const Profile& base, const Profile& now, std::size_t lim
   }
   if (shown < changes.size())
     out += printf_string("(%zu more functions changed less; --limit 0 lists all)\n", changes.size() - shown);
-  return out;
+  return visible_text(out);
 }
 
 std::string diff_folded(const Profile& base, const Profile& now) {

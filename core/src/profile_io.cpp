@@ -1,5 +1,7 @@
 #include "scriptprof/profile_io.hpp"
 
+#include "scriptprof/call_stats.hpp"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -88,6 +90,12 @@ bool render_format(const Profile& p, std::string_view format, std::string* out, 
     *out = write_lispworks_tree(p, o);
   } else if (format == "folded") {
     *out = write_folded(p);
+  } else if (format == "speedscope" && p.clock != ClockKind::Alloc &&
+             static_cast<double>(p.sample_weight()) * seconds_per_sample(p) * 1e9 > 4.6e18) {
+    // Its weights are nanoseconds, which readers (ours included) take up to 2^62.
+    *error = "a speedscope file's weights are nanoseconds: " + std::to_string(p.sample_weight()) +
+             " samples make more than 2^62 of them";
+    return false;
   } else if (format == "speedscope") {
     if (options.evented) return write_speedscope_evented(p, out, error);
     *out = write_speedscope(p);

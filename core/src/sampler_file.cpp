@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -50,6 +51,27 @@ bool write_sampler(const Profile& p, std::string* result, std::string* error, co
                " ticks exceed the limit of " + std::to_string(max_lines) + " lines";
     return false;
   }
+  // The file's size follows the weights, not the profile: a tick is a line of its stack's
+  // frames (at most kMaxFrames), so a small profile can ask for gigabytes. Refuse it first.
+  std::uint64_t bytes = 0;
+  auto add_line_bytes = [&](NodeId leaf, std::uint64_t weight) {
+    const std::uint64_t depth = std::min<std::uint64_t>(p.tree.node(leaf).depth, kMaxFrames);
+    const std::uint64_t line = 18 + 4 * depth;
+    bytes = weight > (o.max_bytes + line) / line ? o.max_bytes + 1 : std::min(o.max_bytes + 1, bytes + weight * line);
+  };
+  if (p.keep_samples) {
+    for (const SampleRecord& r : p.samples) add_line_bytes(r.leaf, r.weight);
+  } else {
+    for (NodeId n = 0; n < p.tree.size(); ++n)
+      if (p.tree.node(n).self > 0 && p.tree.node(n).function != kNoFunction) add_line_bytes(n, p.tree.node(n).self);
+  }
+  if (bytes > o.max_bytes) {
+    if (error)
+      *error = "a Sampler file holds one line per tick, up to " + std::to_string(kMaxFrames) + " frames each: " +
+               std::to_string(p.sample_weight()) + " ticks would take more than the limit of " +
+               std::to_string(o.max_bytes >> 20) + " MiB";
+    return false;
+  }
   // Symbol ids: threads 1..; functions from 0x00010001, skipping ids with TAB/LF/CR bytes.
   std::map<FunctionId, std::uint32_t> sym;
   std::uint32_t next = 0x00010001;
@@ -100,7 +122,7 @@ bool write_sampler(const Profile& p, std::string* result, std::string* error, co
     for (const auto& r : p.tree.roots())
       if (r.second == root) thread = r.first;
     auto emit = [&](NodeId leaf, std::uint64_t weight) {
-      if (leaf == root) return;  // empty stacks are skipped
+      if (leaf == root || weight == 0) return;  // empty stacks are skipped, and nodes with no ticks
       std::string l = line(leaf, root);
       for (std::uint64_t i = 0; i < weight; ++i) out += l;  // one line per tick
     };

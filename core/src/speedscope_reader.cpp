@@ -63,7 +63,8 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
   *out = Profile{};
   try {
     rapidjson::Document file;
-    file.Parse(text.data(), text.size());
+    // Iterative: a file nested 200,000 levels deep must be refused, not overflow the stack.
+    file.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
     if (file.HasParseError()) throw Fail{"not valid JSON"};
     if (string_or(file, "$schema", "") != "https://www.speedscope.app/file-format-schema.json")
       throw Fail{"not a speedscope file (no \"$schema\": \"https://www.speedscope.app/file-format-schema.json\")"};

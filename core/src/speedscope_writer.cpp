@@ -68,20 +68,22 @@ std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
     }
     nlohmann::json samples = nlohmann::json::array(), weights = nlohmann::json::array();
     NodeId last = kNoNode;
-    std::int64_t total = 0, last_weight = 0;  // in ns (bytes)
+    // Whole nanoseconds (bytes), held as doubles: exact to 2^53 ns (104 days), and a weight
+    // read from a file may be far larger than any integer type holds once made nanoseconds.
+    double total = 0, last_weight = 0;
     for (const auto& [leaf, w] : seq) {
       if (leaf == root) continue;  // outside any function: speedscope has no empty stacks
-      const std::int64_t weight = std::llround(static_cast<double>(w) * ns);
+      const double weight = std::round(static_cast<double>(w) * ns);
       total += weight;
       if (o.merge_runs && leaf == last) {
         last_weight += weight;
-        weights.back() = json_number(static_cast<double>(last_weight) / unit);
+        weights.back() = json_number(last_weight / unit);
         continue;
       }
       nlohmann::json stack = nlohmann::json::array();
       for (FunctionId f : p.tree.stack(leaf)) stack.push_back(f);
       samples.push_back(std::move(stack));
-      weights.push_back(json_number(static_cast<double>(weight) / unit));
+      weights.push_back(json_number(weight / unit));
       last_weight = weight;
       last = leaf;
     }
@@ -89,7 +91,7 @@ std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
                         {"name", profile_title(p, name, thread)},
                         {"unit", bytes ? "bytes" : "milliseconds"},
                         {"startValue", 0},
-                        {"endValue", json_number(static_cast<double>(total) / unit)},
+                        {"endValue", json_number(total / unit)},
                         {"samples", std::move(samples)},
                         {"weights", std::move(weights)}});
   }

@@ -44,7 +44,7 @@ static std::string space_flat_report(const Profile& p, const FlatReportOptions& 
 
 std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt) {
   if (p.sample_weight() == 0) return "No samples recorded.\n";
-  if (p.clock == ClockKind::Alloc) return space_flat_report(p, opt);
+  if (p.clock == ClockKind::Alloc) return visible_text(space_flat_report(p, opt));
   const bool counting = p.calls_counted();
   const bool guile2 = opt.layout == FlatLayout::Guile2;
   std::string out = limit_notice(p);
@@ -86,7 +86,7 @@ std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt)
   out += "---\nSample count: " + std::to_string(p.sample_weight()) + "\n";
   out += "Total time: " + guile_display(p.total_seconds) + " seconds (" +
          guile_display(p.gc_seconds) + " seconds in GC)\n";
-  return out;
+  return visible_text(out);
 }
 
 }  // namespace scriptprof

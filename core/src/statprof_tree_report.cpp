@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "scriptprof/call_stats.hpp"
 #include "scriptprof/guile_number_format.hpp"
@@ -32,20 +33,35 @@ struct TreeNode {
   std::vector<std::size_t> children;         // node ids in first-seen order
 };
 
+// Guile's two spaces a level, up to kMaxIndentLevels; deeper lines keep that indentation and
+// say their level as "[N] ", so a 100,000-deep stack is not 10 GB of spaces.
+constexpr std::size_t kMaxIndentLevels = 64;
+std::string indentation(std::size_t depth) {
+  if (depth <= kMaxIndentLevels) return std::string(2 * depth, ' ');
+  return std::string(2 * kMaxIndentLevels, ' ') + "[" + std::to_string(depth) + "] ";
+}
+
 }  // namespace
 
 std::vector<Group> collect_cycles(const std::vector<FunctionId>& stack) {
   std::vector<Group> e;
+  // Where each function stands alone in e, oldest first: the most recent one is found at once,
+  // not by a scan (a deep stack would make the scan quadratic).
+  std::unordered_map<FunctionId, std::vector<std::size_t>> alone;
+  auto cut_to = [&](std::size_t size) {
+    for (std::size_t j = size; j < e.size(); ++j)
+      if (e[j].size() == 1) alone[e[j][0]].pop_back();  // j is the newest place of e[j][0] left
+    e.resize(size);
+  };
+  auto push = [&](Group g) {
+    if (g.size() == 1) alone[g[0]].push_back(e.size());
+    e.push_back(std::move(g));
+  };
   std::size_t i = 0;
   while (i < stack.size()) {
     FunctionId x = stack[i++];
-    // The most recent entry that is x alone.
-    std::size_t occ = e.size();
-    for (std::size_t j = e.size(); j-- > 0;)
-      if (e[j].size() == 1 && e[j][0] == x) {
-        occ = j;
-        break;
-      }
+    auto places = alone.find(x);
+    const std::size_t occ = places == alone.end() || places->second.empty() ? e.size() : places->second.back();
     bool cycle = false;
     if (occ < e.size()) {
       std::size_t k = e.size() - occ;  // entries from the occurrence to the top, inclusive
@@ -56,12 +72,12 @@ std::vector<Group> collect_cycles(const std::vector<FunctionId>& stack) {
           Group g;
           for (std::size_t m = e.size(); m-- > occ + 1;) g.insert(g.end(), e[m].begin(), e[m].end());
           g.insert(g.end(), e[occ].begin(), e[occ].end());
-          e.resize(e.size() - (2 * k - 1));
-          e.push_back(std::move(g));
+          cut_to(e.size() - (2 * k - 1));
+          push(std::move(g));
         }
       }
     }
-    if (!cycle) e.push_back(Group{x});
+    if (!cycle) push(Group{x});
     // Input that repeats the group just pushed, completely, adds nothing.
     const Group& g = e.back();
     while (i + g.size() <= stack.size() && std::equal(g.begin(), g.end(), stack.begin() + static_cast<std::ptrdiff_t>(i)))
@@ -112,11 +128,11 @@ std::string statprof_tree_report(const Profile& p, LabelStyle style) {
   while (!stack.empty()) {
     auto [n, depth] = stack.back();
     stack.pop_back();
-    out += std::string(2 * depth, ' ') + guile_fixed(100.0 * static_cast<double>(nodes[n].count) / total, 0, 1) +
+    out += indentation(depth) + guile_fixed(100.0 * static_cast<double>(nodes[n].count) / total, 0, 1) +
            "% " + nodes[n].label + "\n";
     push_children(n, depth + 1);
   }
-  return out + footer(p);
+  return visible_text(out + footer(p));
 }
 
 std::string statprof_anomalies_report(const Profile& p, LabelStyle style) {
@@ -128,7 +144,7 @@ std::string statprof_anomalies_report(const Profile& p, LabelStyle style) {
   }
   out += "Total time: " + guile_display(p.total_seconds) + "\n";
   out += "Sample count: " + std::to_string(p.sample_weight()) + "\n";
-  return out;
+  return visible_text(out);
 }
 
 }  // namespace scriptprof

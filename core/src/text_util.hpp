@@ -15,6 +15,11 @@ std::string limit_notice(const Profile& p);  // the runtime's note and the max_s
 // A name with LF and CR replaced by spaces: line-oriented formats cannot hold them.
 std::string one_line(std::string s);
 
+// A text report as a terminal may show it: control bytes other than LF and TAB (and C1
+// controls encoded in UTF-8) written visibly as \xHH or \u00HH, so a name holding ESC or BEL
+// from a chunk name or a string is printed, never obeyed.
+std::string visible_text(std::string text);
+
 // printf into a std::string (the report layouts are specified as printf conversions).
 std::string printf_string(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 

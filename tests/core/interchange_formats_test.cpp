@@ -167,13 +167,26 @@ TEST_CASE("JSON writers keep hostile names valid") {
 
 namespace {
 
-// The viewer's tree with each node's function index turned back into its label: {n, v, c}.
-json named_tree(const json& node, const json& functions) {
-  json out = {{"n", node["f"] == -1 ? node["n"] : functions[node["f"].get<std::size_t>()]},
-              {"v", node["v"]},
-              {"c", json::array()}};
-  for (const json& c : node["c"]) out["c"].push_back(named_tree(c, functions));
-  return out;
+// The viewer's tree rebuilt from its flat list ([parent, function, samples, base?] in depth-first
+// order, labels of the function-less nodes by index) as nested {n, v, c} (and "b" when given),
+// each function index turned back into its label.
+json named_tree(const json& data) {
+  const json& list = data["nodes"];
+  std::vector<json> nodes;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& a = list[i];
+    json node = {{"n", a[1] == -1 ? data["labels"][std::to_string(i)] : data["functions"][a[1].get<std::size_t>()]},
+                 {"v", a[2]},
+                 {"c", json::array()}};
+    if (a.size() > 3) node["b"] = a[3];
+    nodes.push_back(node);
+  }
+  // Children follow their parent in depth-first order: attach from the last node back.
+  std::vector<std::vector<std::size_t>> kids(nodes.size());
+  for (std::size_t i = 1; i < nodes.size(); ++i) kids[list[i][0].get<std::size_t>()].push_back(i);
+  for (std::size_t i = nodes.size(); i-- > 0;)
+    for (std::size_t k : kids[i]) nodes[i]["c"].push_back(nodes[k]);
+  return nodes.empty() ? json() : nodes[0];
 }
 
 json html_data(const std::string& page) {
@@ -195,7 +208,7 @@ TEST_CASE("the HTML flame graph carries the tree as data that cannot break out o
   std::string page = write_html_flame_graph(p);
   CHECK(page.find("</script><script>alert") == std::string::npos);
   json data = html_data(page);
-  json tree = named_tree(data["root"], data["functions"]);
+  json tree = named_tree(data);
   CHECK(tree["v"] == 4);
   CHECK(tree["c"][0]["n"] == "outer");
   CHECK(tree["c"][0]["c"][0]["n"] == "</script><script>alert(1)</script>");
@@ -314,7 +327,7 @@ TEST_CASE("HTML flame graph of the worked example carries its call tree") {
   const json want = json::parse(
       "{\"n\":\"all (10 samples)\",\"v\":10,\"c\":[{\"n\":\"main\",\"v\":10,\"c\":["
       "{\"n\":\"a\",\"v\":7,\"c\":[{\"n\":\"a\",\"v\":4,\"c\":[]}]},{\"n\":\"b\",\"v\":3,\"c\":[]}]}]}");
-  CHECK(named_tree(data["root"], data["functions"]) == want);
+  CHECK(named_tree(data) == want);
   CHECK(data["seconds_per_sample"] == Approx(0.1));
 }
 
@@ -329,12 +342,13 @@ TEST_CASE("A differential HTML flame graph carries the base run's weight of each
   now.add_sample(0, 1, 2, mc, 2);  // c is new
   json data = html_data(write_html_flame_graph(now, &base.profile));
   CHECK(data["base_samples"] == 10);
-  const json& m = data["root"]["c"][0];
+  const json tree = named_tree(data);
+  CHECK(tree["b"] == 10);
+  const json& m = tree["c"][0];
   CHECK(m["b"] == 10);
   for (const json& child : m["c"]) {
-    std::string name = data["functions"][child["f"].get<std::size_t>()];
-    if (name == "b") CHECK(child["b"] == 3);
-    if (name == "c") CHECK_FALSE(child.contains("b"));  // no such stack in the base run
+    if (child["n"] == "b") CHECK(child["b"] == 3);
+    if (child["n"] == "c") CHECK(child["b"] == 0);  // no such stack in the base run
   }
   CHECK(data["title"].get<std::string>().find("against") != std::string::npos);
 }

@@ -228,11 +228,25 @@ TEST_CASE("fuzzer regression - a pseudo frame named like a thread node keeps eve
   // Found by fuzz_lispworks: a top-level quoted "thread 1: main" that is not a thread level.
   std::string input =
       "LispWorks Profiler Tree:ck=wall\n0|5|0|5|0|\"t\"\n1|2|0|5|0|\"thread 1: main\"\n"
-      "2|4|2|4|3|3|\\q\n1|0|1|1|1|\"(idle)\"\n";
+      "2|4|2|4|4|3|\\q\n1|0|1|0|0|\"(idle)\"\n";
   std::vector<std::string> warnings;
   Profile p = read_ok(input, &warnings);
   Profile back = read_ok(write_lispworks_tree(p));
   CHECK(back.sample_weight() == p.sample_weight());
   // "(idle)" has a call count but no samples: a tree has no node to carry it. The paths match.
   CHECK(test::paths(p, false) == test::paths(back, false));
+}
+
+TEST_CASE("fuzzer regression - a pseudo frame whose name becomes a thread's once written keeps the thread level") {
+  // Found by fuzz_lispworks: "thread\r1" is no thread node, but written (CR as a space) it
+  // read back as one, and its 5 samples became samples outside any function.
+  const std::string input = "LispWorks Profiler Tree\n0|9|0|5|0|\n1|5|0|0|5|\"thread\r1\"\n";
+  Profile p = read_ok(input);
+  Profile back = read_ok(write_lispworks_tree(p));
+  CHECK(back.sample_weight() == p.sample_weight());
+  CHECK(back.empty_weight() == p.empty_weight());  // 4 outside any function, not 9
+  // The frame keeps its 5 samples, under its name as written (CR and LF cannot be: FORMATS 4.5).
+  REQUIRE(back.functions.size() == 1);
+  CHECK(back.functions.info(0).name == "thread 1");
+  CHECK(back.counts(0).self == 5);
 }

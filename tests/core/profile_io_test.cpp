@@ -54,7 +54,7 @@ TEST_CASE("reading files: errors name the path - and oversized files are refused
   int fd = mkstemp(path);
   REQUIRE(fd >= 0);
   close(fd);
-  std::ofstream(path) << "LispWorks Profiler Tree: x\n0|1|0|1|0|r\n1|1|0|1|0|\n";
+  std::ofstream(path) << "LispWorks Profiler Tree: x\n0|1|0|1|0|r\n1|1|0|1|1|\n";
   Profile p;
   std::string error;
   CHECK(read_profile_file(path, "", &p, &error));

@@ -42,6 +42,8 @@ bool read_lms_csv(std::string_view text, Profile* out, std::string* error);
 
 struct SamplerWriteOptions {
   std::uint64_t max_lines = 20'000'000;  // more ticks are refused rather than exhaust memory
+  std::uint64_t max_bytes = 256ull << 20;  // and so is a file larger than this (lines of deep
+                                           // stacks: up to 1024 frames of 4 bytes a tick)
   bool time_scale = true;  // a symbol no sample uses, "scriptprof period_ns=...": the time a
                            // line stands for (the format has no field for it)
 };
