@@ -163,6 +163,14 @@ int l_health(lua_State* L) {
   set_count(L, -1, "counting_lifts", h.counting_lifts);
   lua_pushboolean(L, h.limit_reached);
   lua_setfield(L, -2, "max_samples_reached");
+  set_count(L, -1, "off_cpu", h.off_cpu);
+  if (h.signal_lost_at >= 0) {
+    // The program took the timer's signal: no sample after this many seconds.
+    lua_pushnumber(L, h.signal_lost_at);
+    lua_setfield(L, -2, "signal_handler_lost_at");
+    lua_pushstring(L, h.signal_name.c_str());
+    lua_setfield(L, -2, "signal");
+  }
   return 1;
 }
 

@@ -11,7 +11,7 @@ namespace scriptprof {
 
 namespace {
 
-enum class Kind : std::uint8_t { Switch, Rate, Clock, Bytes, Bound };
+enum class Kind : std::uint8_t { Switch, Rate, Clock, Bytes, Bound, Signal };
 
 struct Option {
   RunOptionSpec spec;
@@ -35,6 +35,8 @@ const std::vector<Option>& options() {
        Kind::Switch, &RunSettings::interpret_closures},
       {{"start_sampling", nullptr, nullptr, "false: start suspended, until start_sampling()"}, Kind::Switch,
        &RunSettings::start_sampling},
+      {{"signal", "--signal", "SIG", "the signal the timer delivers with (default SIGRTMAX-3; the program keeps its own)"},
+       Kind::Signal, nullptr},
   };
   return table;
 }
@@ -129,6 +131,18 @@ bool set_run_option(RunSettings* s, std::string_view name, const OptionValue& v,
       if (v.type != T::Integer || v.integer < 0) return refuse(error, "an integer >= 0 (0: no bound)", v);
       s->max_samples = static_cast<std::uint64_t>(v.integer);
       return true;
+    case Kind::Signal: {
+      std::string text = v.type == T::String ? std::string(v.string) : v.type == T::Integer ? std::to_string(v.integer) : "";
+      if (text.empty()) return refuse(error, "a signal: SIGRTMIN+N, SIGRTMAX-N, SIGPROF, SIGUSR1, SIGUSR2 or a number", v);
+      std::string why;
+      const int sig = parse_timer_signal(text, &why);
+      if (!sig) {
+        *error = why;
+        return false;
+      }
+      s->signal = sig;
+      return true;
+    }
   }
   return false;
 }

@@ -8,8 +8,8 @@ namespace scriptprof {
 namespace {
 
 // Signal context: forwards the timer's tick to its engine (see on_tick for why it is safe).
-void tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t program_ns) {
-  static_cast<SamplerEngine*>(context)->on_tick(ticks, program_ns);
+void tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns) {
+  static_cast<SamplerEngine*>(context)->on_tick(ticks, off_cpu, program_ns);
 }
 
 void fresh_profiles(std::shared_ptr<Profile> (&profiles)[3]) {
@@ -88,14 +88,14 @@ bool SamplerEngine::resume(std::string* error, bool hold_clock) {
     return false;
   }
   if (sampling_) return true;
-  if (profile().health.limit_reached) {
+  if (every_limit_reached()) {
     if (error) *error = "max_samples (" + std::to_string(settings_.max_samples) + ") was reached";
     return false;
   }
   pending_ = 0;
   next_arm_ns_ = 0;
   budget_.rebase();  // the timer restarts program time from 0
-  TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock, arm_on_thread_};
+  TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock, arm_on_thread_, settings_.signal};
   // The timer also measures program time, so it runs even when only gc or space is sampled.
   if (!timer_.start(ts, tick_trampoline, this, error)) return false;
   sampling_ = true;
@@ -107,6 +107,7 @@ void SamplerEngine::suspend() {
   flush_calls();
   if (!sampling_) return;
   pending_ += timer_.stop();  // no tick runs after this; ticks completed but undelivered count
+  pending_off_cpu_ += timer_.take_off_cpu();  // of those, due while the thread was blocked
   bool was = enter_critical();
   adapter_->disarm();
   leave_critical(was);
@@ -114,17 +115,26 @@ void SamplerEngine::suspend() {
   update_calls_now();
   std::uint64_t run_ns = timer_.program_ns();
   Profile& time = *profiles_[0];
-  // Ticks still waiting for a safe point (the end came first, or sampling was over budget) go
-  // to the last stack sampled, the same approximation the budget makes; without one they are
-  // dropped, and said so.
+  // Ticks still waiting for a safe point (the end came first, the thread was blocked until
+  // then, or sampling was over budget) go to the last stack sampled, the same approximation
+  // the budget makes (their off-CPU part under "(blocked)"). With none sampled yet, the time
+  // blocked is kept as "(blocked)" alone and the rest is dropped, and said so.
   if (std::uint64_t left = pending_.exchange(0)) {
-    if (last_leaf_ != kNoNode && !time.health.limit_reached) {
-      std::vector<FunctionId> frames = time.tree.stack(last_leaf_);
-      time.add_sample(last_process_, elapsed_before_ns_ + run_ns, left, frames.data(), frames.size());
-    } else {
+    if (time.health.limit_reached || !settings_.sample_time) {
       time.health.dropped += left;
+    } else {
+      if (last_leaf_ == kNoNode) {
+        const std::uint64_t off = std::min(left, pending_off_cpu_.load());
+        time.health.dropped += left - off;
+        left = off;
+      }
+      frames_ = last_leaf_ != kNoNode ? time.tree.stack(last_leaf_) : std::vector<FunctionId>{};
+      lines_.clear();
+      if (left) add_weight(time, SampleKind::Time, left, last_process_, elapsed_before_ns_ + run_ns);  // no stack walked
+      frames_.clear();
     }
   }
+  pending_off_cpu_ = 0;
   Profile& space = *profiles_[2];
   if (pending_bytes_ && last_space_leaf_ != kNoNode && !space.health.limit_reached) {
     std::vector<FunctionId> frames = space.tree.stack(last_space_leaf_);
@@ -143,6 +153,10 @@ void SamplerEngine::suspend() {
   for (auto& p : profiles_) p->gc_seconds = gc;
   time.health.excluded += excluded;
   time.health.signals += timer_.signals();
+  if (std::uint64_t lost = timer_.handler_lost_ns(); lost && time.health.signal_lost_at < 0) {
+    time.health.signal_lost_at = static_cast<double>(elapsed_before_ns_ - run_ns + lost) / 1e9;
+    time.health.signal_name = timer_signal_name(timer_.signal_number());
+  }
   time.health.ticks_merged += merged_.exchange(0);
   time.health.no_room += no_room_.exchange(0);
 }
@@ -175,6 +189,7 @@ void SamplerEngine::reset() {
   named_processes_.clear();
   elapsed_before_ns_ = 0;
   last_leaf_ = last_space_leaf_ = kNoNode;
+  blocked_id_ = kNoFunction;
   ran_ = analyzed_ = false;
   primary_ = SampleKind::Time;
 }
@@ -229,12 +244,13 @@ void SamplerEngine::flush_call_run(CallRun& run) const {
 // Async-signal-safe: lock-free atomics, and the adapter's arm(), which its contract requires to
 // be async-signal-safe when it declares signal_arm. It never allocates.
 
-void SamplerEngine::on_tick(std::uint64_t ticks, std::uint64_t program_ns) {
+void SamplerEngine::on_tick(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns) {
   if (!settings_.sample_time) return;  // the timer only measures time (gc or space runs)
   if (current_excluded_.load(std::memory_order_relaxed)) {
     excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed);
     return;
   }
+  if (off_cpu) pending_off_cpu_.fetch_add(off_cpu, std::memory_order_relaxed);
   if (pending_.fetch_add(ticks, std::memory_order_relaxed) == 0)
     first_pending_ns_.store(program_ns, std::memory_order_relaxed);
   if (critical_.load(std::memory_order_acquire)) return;  // normal code is moving the arm
@@ -287,20 +303,52 @@ NodeId SamplerEngine::record(SampleKind kind, std::uint64_t weight, std::uint32_
 
 NodeId SamplerEngine::record(SampleKind kind, std::uint64_t weight, std::uint32_t process, std::uint64_t at_ns) {
   Profile& p = profile(kind);
-  const int* lines = lines_.size() == frames_.size() ? lines_.data() : nullptr;
-  NodeId leaf = p.add_sample(process, at_ns, weight, frames_.data(), frames_.size(), lines);
-  if (++p.health.samples_taken >= settings_.max_samples && settings_.max_samples) limit_hit_ = true;
+  // max_samples is each profile's own: one at its limit takes no more, and the others go on.
+  if (p.health.limit_reached) return kNoNode;
+  NodeId leaf = add_weight(p, kind, weight, process, at_ns);
+  if (++p.health.samples_taken >= settings_.max_samples && settings_.max_samples) {
+    p.health.limit_reached = true;
+    limit_hit_ = every_limit_reached();  // nothing left to collect: the run suspends
+  }
   last_process_ = process;
   if (kind == SampleKind::Time) last_leaf_ = leaf;
   if (kind == SampleKind::Space) last_space_leaf_ = leaf;
   return leaf;
 }
 
+NodeId SamplerEngine::add_weight(Profile& p, SampleKind kind, std::uint64_t weight, std::uint32_t process,
+                                 std::uint64_t at_ns) {
+  const int* lines = lines_.size() == frames_.size() ? lines_.data() : nullptr;
+  // Ticks that fell due while the thread was blocked (the wall clock's) are its stack's time
+  // off the CPU: they sit under a "(blocked)" leaf, so a reader tells waiting from running.
+  std::uint64_t off_cpu = 0;
+  if (kind == SampleKind::Time && pending_off_cpu_.load(std::memory_order_relaxed))
+    off_cpu = std::min(weight, pending_off_cpu_.exchange(0, std::memory_order_relaxed));
+  NodeId leaf = kNoNode;
+  if (weight > off_cpu) leaf = p.add_sample(process, at_ns, weight - off_cpu, frames_.data(), frames_.size(), lines);
+  if (off_cpu) {
+    p.health.off_cpu += off_cpu;
+    if (blocked_id_ == kNoFunction) blocked_id_ = add_function({"(blocked)", "", 0, 0, FunctionKind::Pseudo});
+    frames_.push_back(blocked_id_);
+    if (lines) lines_.push_back(0);
+    const NodeId blocked = p.add_sample(process, at_ns, off_cpu, frames_.data(), frames_.size(), lines ? lines_.data() : nullptr);
+    frames_.pop_back();
+    if (lines) lines_.pop_back();
+    if (leaf == kNoNode) leaf = p.tree.node(blocked).parent;  // the stack that blocked
+  }
+  return leaf;
+}
+
 bool SamplerEngine::finish_limit() {
   if (!limit_hit_) return false;
   limit_hit_ = false;
-  for (auto& p : profiles_) p->health.limit_reached = true;
   suspend();
+  return true;
+}
+
+bool SamplerEngine::every_limit_reached() const {
+  for (int k = 0; k < 3; ++k)
+    if (kind_enabled_[k] && !profiles_[k]->health.limit_reached) return false;
   return true;
 }
 

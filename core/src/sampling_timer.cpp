@@ -1,7 +1,10 @@
 #include "scriptprof/sampling_timer.hpp"
 
 #include <pthread.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
@@ -19,75 +22,82 @@ namespace scriptprof {
 
 // ---- Process-wide signal plumbing ---------------------------------------------------------
 //
-// One SIGPROF handler serves every timer. A timer passes its own address in si_value; the
-// handler only trusts addresses found in this registry, and passes any other SIGPROF on to
-// the handler that was installed before ours.
+// One handler per signal number serves every timer using it. A timer's signals carry a token
+// (a magic, its registry slot and the slot's generation) and our pid: the handler trusts only a
+// token whose slot holds that generation now; one of a stopped timer is swallowed, and any
+// other signal of that number goes to the handler that was installed before ours.
 
 namespace {
 
 constexpr int kMaxTimers = 256;
+constexpr std::uint64_t kTokenMagic = 0x5C9F;  // top 16 bits of every token
 std::atomic<SamplingTimer*> g_timers[kMaxTimers];  // lock-free atomics: safe to read in a handler
-struct sigaction g_previous;                       // written once, before our handler is live
-std::once_flag g_install_once;
-std::mutex g_registry_mutex;                       // serialises slot allocation (normal context)
+std::atomic<std::uint64_t> g_tokens[kMaxTimers];   // the token each slot's timer sends now
+std::uint32_t g_generation[kMaxTimers];            // under g_registry_mutex
+struct sigaction g_previous[NSIG];                 // written before our handler is live on it
+std::mutex g_registry_mutex;                       // serialises slots and installs (normal context)
 std::atomic<int> g_in_handler{0};                  // handlers between registry look-up and return
 
 void forward_to_previous(int sig, siginfo_t* info, void* uctx) {
-  if (g_previous.sa_flags & SA_SIGINFO) {
-    if (g_previous.sa_sigaction) g_previous.sa_sigaction(sig, info, uctx);
-  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
-    g_previous.sa_handler(sig);
+  const struct sigaction& prev = g_previous[sig];
+  if (prev.sa_flags & SA_SIGINFO) {
+    if (prev.sa_sigaction) prev.sa_sigaction(sig, info, uctx);
+  } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+    prev.sa_handler(sig);
   }
-  // A foreign SIGPROF under SIG_DFL would have killed the process; ignoring it is kinder.
+  // A foreign signal under SIG_DFL would have ended the process; ignoring it is kinder.
 }
 
-// Async-signal-safe: it reads lock-free atomics, calls SamplingTimer::on_signal (which uses
-// only clock_gettime and atomics plus the registered TickHandler, itself required to be
-// async-signal-safe), and saves/restores errno so the interrupted code never sees a change.
-void sigprof_handler(int sig, siginfo_t* info, void* uctx) {
+// Async-signal-safe: it reads lock-free atomics and getpid(), calls SamplingTimer::on_signal
+// (clock_gettime, atomics and the registered TickHandler, itself required to be
+// async-signal-safe) or the previous handler, and saves/restores errno so the interrupted code
+// never sees a change.
+void timer_signal_handler(int sig, siginfo_t* info, void* uctx) {
   int saved_errno = errno;
   g_in_handler.fetch_add(1, std::memory_order_acq_rel);
-  SamplingTimer* target = nullptr;
-  if (info && info->si_code == SI_TIMER) {
-    void* p = info->si_value.sival_ptr;
-    for (auto& slot : g_timers)
-      if (slot.load(std::memory_order_acquire) == p && p) {
-        target = static_cast<SamplingTimer*>(p);
-        break;
-      }
-    // A stale tick of a timer already stopped: swallow it (it is ours by its code and value).
-    if (!target && p) {
-      g_in_handler.fetch_sub(1, std::memory_order_acq_rel);
-      errno = saved_errno;
-      return;
-    }
-  }
-  if (target)
-    target->on_signal();
-  else
+  const auto token = info ? reinterpret_cast<std::uintptr_t>(info->si_value.sival_ptr) : 0;
+  if (info && info->si_code == SI_QUEUE && info->si_pid == getpid() && (token >> 48) == kTokenMagic) {
+    const std::size_t slot = token & 0xFF;
+    SamplingTimer* target = g_timers[slot].load(std::memory_order_acquire);
+    // A stale signal of a timer already stopped is ours by its token: swallowed.
+    if (target && g_tokens[slot].load(std::memory_order_acquire) == token) target->on_signal();
+  } else {
     forward_to_previous(sig, info, uctx);
+  }
   g_in_handler.fetch_sub(1, std::memory_order_acq_rel);
   errno = saved_errno;
 }
 
-bool install_handler(std::string* error) {
-  bool ok = true;
-  std::call_once(g_install_once, [&] {
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = sigprof_handler;
-    // SA_RESTART: system calls interrupted by a tick resume instead of failing with EINTR.
-    // SA_ONSTACK: the handler runs on the thread's alternate stack (ensure_signal_stack).
-    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGPROF, &sa, &g_previous) != 0) {
-      ok = false;
-      if (error) *error = std::string("sigaction(SIGPROF): ") + std::strerror(errno);
-    }
-  });
-  // The handler stays installed for the life of the process: restoring SIG_DFL while a tick is
-  // still pending would kill the process.
-  return ok;
+bool handler_is_ours(int sig);
+
+// Installs the handler on `sig`, and leaves it for the life of the process: restoring SIG_DFL
+// while a queued signal is still pending would end the process. A start after the program
+// replaced it installs it again, forwarding to the program's. Under g_registry_mutex.
+bool install_handler(int sig, std::string* error) {
+  if (handler_is_ours(sig)) return true;
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = timer_signal_handler;
+  // SA_RESTART: system calls interrupted by a tick resume instead of failing with EINTR.
+  // SA_ONSTACK: the handler runs on the thread's alternate stack (ensure_signal_stack).
+  sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction previous;
+  if (sigaction(sig, nullptr, &previous) != 0) {
+    if (error) *error = "sigaction(" + timer_signal_name(sig) + "): " + std::strerror(errno);
+    return false;
+  }
+  g_previous[sig] = previous;  // before the handler that reads it is live
+  if (sigaction(sig, &sa, nullptr) != 0) {
+    if (error) *error = "sigaction(" + timer_signal_name(sig) + "): " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+bool handler_is_ours(int sig) {
+  struct sigaction now;
+  return sigaction(sig, nullptr, &now) == 0 && (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == timer_signal_handler;
 }
 
 // The sampled thread's alternate signal stack. A handler frame on the thread's own stack
@@ -133,16 +143,59 @@ void ensure_signal_stack() {
   stack.ensure();
 }
 
-timespec timespec_of(std::uint64_t ns) {
-  return {static_cast<time_t>(ns / 1'000'000'000u), static_cast<long>(ns % 1'000'000'000u)};
-}
 
 }  // namespace
 
 std::uint64_t clock_ns(clockid_t id) {
-  struct timespec ts;
+  struct timespec ts = {0, 0};  // stays 0 for the clock of a thread that has exited
   clock_gettime(id, &ts);  // async-signal-safe (POSIX)
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+int default_timer_signal() { return SIGRTMAX - 3; }
+
+std::string timer_signal_name(int sig) {
+  if (sig == SIGPROF) return "SIGPROF";
+  if (sig == SIGUSR1) return "SIGUSR1";
+  if (sig == SIGUSR2) return "SIGUSR2";
+  if (sig == SIGALRM) return "SIGALRM";
+  if (sig == SIGVTALRM) return "SIGVTALRM";
+  if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+    return sig - SIGRTMIN <= SIGRTMAX - sig ? "SIGRTMIN+" + std::to_string(sig - SIGRTMIN)
+                                            : "SIGRTMAX-" + std::to_string(SIGRTMAX - sig);
+  return "signal " + std::to_string(sig);
+}
+
+int parse_timer_signal(const std::string& text, std::string* error) {
+  int sig = 0;
+  auto offset = [&](const char* prefix, int base, int direction) {
+    const std::size_t n = std::strlen(prefix);
+    if (text.compare(0, n, prefix) != 0) return false;
+    if (text.size() == n) return sig = base, true;
+    if (text[n] != (direction > 0 ? '+' : '-') || text.size() == n + 1) return false;
+    for (std::size_t i = n + 1; i < text.size(); ++i)
+      if (text[i] < '0' || text[i] > '9' || i > n + 3) return false;
+    sig = base + direction * std::atoi(text.c_str() + n + 1);
+    return true;
+  };
+  static const std::pair<const char*, int> kNamed[] = {
+      {"SIGPROF", SIGPROF}, {"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGALRM", SIGALRM}, {"SIGVTALRM", SIGVTALRM}};
+  for (const auto& [name, number] : kNamed)
+    if (text == name) sig = number;
+  if (!sig && !offset("SIGRTMIN", SIGRTMIN, +1) && !offset("SIGRTMAX", SIGRTMAX, -1)) {
+    bool digits = !text.empty() && text.size() < 4;
+    for (char c : text) digits = digits && c >= '0' && c <= '9';
+    if (digits) sig = std::atoi(text.c_str());
+  }
+  const bool allowed = sig == SIGPROF || sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGALRM || sig == SIGVTALRM ||
+                       (sig >= SIGRTMIN && sig <= SIGRTMAX);
+  if (!allowed) {
+    if (error)
+      *error = "'" + text + "' is not a signal the profiler can use: give SIGRTMIN+N, SIGRTMAX-N (N from 0 to " +
+               std::to_string(SIGRTMAX - SIGRTMIN) + "), SIGPROF, SIGUSR1, SIGUSR2, SIGALRM or SIGVTALRM";
+    return 0;
+  }
+  return sig;
 }
 
 // ---- Timer -----------------------------------------------------------------------------------
@@ -166,24 +219,27 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
     if (error) *error = "sampling period must be positive";
     return false;
   }
-  if (!settings.on_thread) {
-    if (!install_handler(error)) return false;
-    ensure_signal_stack();  // start() runs on the sampled thread
-  }
   settings_ = settings;
   handler_ = handler;
   context_ = context;
-  if (settings.clock == TimerClock::Cpu) {
-    // This thread's CPU clock, readable from any thread (stop() may run elsewhere).
-    if (int rc = pthread_getcpuclockid(pthread_self(), &clock_id_); rc != 0) {
-      if (error) *error = std::string("pthread_getcpuclockid: ") + std::strerror(rc);
+  signal_ = settings.signal ? settings.signal : default_timer_signal();
+  if (!settings.on_thread && !parse_timer_signal(timer_signal_name(signal_), error)) return false;
+  // This thread's CPU clock, readable from the watcher (and from stop(), which may run elsewhere).
+  if (int rc = pthread_getcpuclockid(pthread_self(), &thread_cpu_); rc != 0) {
+    if (error) *error = std::string("pthread_getcpuclockid: ") + std::strerror(rc);
+    return false;
+  }
+  clock_id_ = settings.clock == TimerClock::Cpu ? thread_cpu_ : CLOCK_MONOTONIC;
+  thread_tid_ = gettid();
+  if (!settings.on_thread) {
+    // Our ticks are queued signals: with no room for one, none would ever arrive.
+    rlimit pending{};
+    if (getrlimit(RLIMIT_SIGPENDING, &pending) == 0 && pending.rlim_cur == 0) {
+      if (error) *error = "the system allows this process no queued signal (RLIMIT_SIGPENDING is 0): the timer cannot deliver ticks";
       return false;
     }
-  } else {
-    clock_id_ = CLOCK_MONOTONIC;
-  }
-  if (!settings.on_thread) {
     std::lock_guard<std::mutex> lock(g_registry_mutex);
+    if (!install_handler(signal_, error)) return false;
     for (int i = 0; i < kMaxTimers; ++i)
       if (!g_timers[i].load()) {
         slot_ = i;
@@ -193,12 +249,22 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
       if (error) *error = "too many sampling timers running at once";
       return false;
     }
+    const std::uint64_t token = kTokenMagic << 48 | static_cast<std::uint64_t>(++g_generation[slot_]) << 8 |
+                                static_cast<std::uint64_t>(slot_);
+    token_ = reinterpret_cast<void*>(static_cast<std::uintptr_t>(token));
     g_timers[slot_].store(this, std::memory_order_release);
+    g_tokens[slot_].store(token, std::memory_order_release);
+    ensure_signal_stack();  // start() runs on the sampled thread
+    const std::string stat = "/proc/self/task/" + std::to_string(thread_tid_) + "/stat";
+    stat_fd_ = open(stat.c_str(), O_RDONLY | O_CLOEXEC);  // -1: the CPU clock alone decides
   }
   excluded_profiler_ = 0;
   excluded_handler_ = 0;
   signals_ = 0;
-  thread_tid_ = gettid();
+  ready_ = 0;
+  ready_off_cpu_ = 0;
+  in_flight_ = false;
+  handler_lost_ns_ = 0;
   start_raw_ = now();
   profiler_since_ = settings.start_held ? start_raw_ : 0;
   // The first tick falls at a uniformly random point of the first period, not at its end: then
@@ -209,75 +275,71 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   next_tick_ = 1 + std::uniform_int_distribution<std::uint64_t>(0, settings.period_ns - 1)(phase_rng);
   rng_ = phase_rng() | 1u;  // any non-zero state
   missed_ = false;
-  excluded_at_signal_ = 0;
-
-  if (settings.on_thread) {
+  {
+    // What the watcher reads above is published by this lock; it stays parked between runs,
+    // so a run's start costs no thread (a short run would end before a new thread's first look).
+    std::lock_guard<std::mutex> lock(thread_mutex_);
     active_.store(true, std::memory_order_release);
-    try {
-      thread_ = std::thread([this] { thread_loop(); });
-    } catch (const std::system_error& e) {
-      active_.store(false);
-      if (error) *error = std::string("timer thread: ") + e.what();
-      return false;
-    }
+    watching_ = true;
+  }
+  if (thread_.joinable()) {
+    thread_wake_.notify_all();
     return true;
   }
-
-  struct sigevent sev;
-  std::memset(&sev, 0, sizeof sev);
-  sev.sigev_notify = SIGEV_THREAD_ID;  // aimed at this thread, never an arbitrary one
-  sev.sigev_signo = SIGPROF;
-  sev.sigev_value.sival_ptr = this;
-#ifdef sigev_notify_thread_id
-  sev.sigev_notify_thread_id = thread_tid_;
-#else
-  sev._sigev_un._tid = thread_tid_;
-#endif
-  if (timer_create(CLOCK_MONOTONIC, &sev, &timer_id_) != 0) {
-    if (error) *error = std::string("timer_create: ") + std::strerror(errno);
-    g_timers[slot_].store(nullptr);
-    slot_ = -1;
-    return false;
-  }
-  active_.store(true, std::memory_order_release);
-  struct itimerspec its;
-  its.it_interval = timespec_of(0);  // one-shot: on_signal re-arms it for the next tick
-  // The first check comes at the first tick; program time never runs ahead of the clock.
-  its.it_value = timespec_of(next_tick_);
-  if (timer_settime(timer_id_, 0, &its, nullptr) != 0) {
-    if (error) *error = std::string("timer_settime: ") + std::strerror(errno);
+  try {
+    thread_ = std::thread([this] { watch(); });
+  } catch (const std::system_error& e) {
+    if (error) *error = std::string("timer thread: ") + e.what();
+    {
+      std::lock_guard<std::mutex> lock(thread_mutex_);
+      watching_ = false;
+    }
     stop();
     return false;
   }
   return true;
 }
 
+SamplingTimer::~SamplingTimer() {
+  stop();
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(thread_mutex_);
+    quit_ = true;
+  }
+  thread_wake_.notify_all();
+  thread_.join();
+}
+
 std::uint64_t SamplingTimer::stop() {
   if (!active_.exchange(false, std::memory_order_acq_rel)) return 0;
-  if (settings_.on_thread) {
-    {
-      std::lock_guard<std::mutex> lock(thread_mutex_);
-    }
-    thread_wake_.notify_all();
-    thread_.join();  // no handler call runs after this
-    stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
-    return cross_ticks(stopped_program_ns_);
-  }
-  timer_delete(timer_id_);
   {
+    std::unique_lock<std::mutex> lock(thread_mutex_);
+    thread_wake_.notify_all();
+    // Parked again: no signal is sent and no on_thread handler call runs after this.
+    thread_parked_.wait(lock, [this] { return !watching_; });
+  }
+  if (slot_ >= 0) {
     std::lock_guard<std::mutex> lock(g_registry_mutex);
+    g_tokens[slot_].store(0, std::memory_order_release);  // a signal still queued is now stale
     g_timers[slot_].store(nullptr, std::memory_order_release);
     slot_ = -1;
   }
   // A handler on another thread may have found us before the slot was cleared: wait it out.
   // (On the profiled thread itself no handler can be running here.)
   while (g_in_handler.load(std::memory_order_acquire) != 0 && !on_profiled_thread()) sched_yield();
+  if (stat_fd_ >= 0) close(stat_fd_);
+  stat_fd_ = -1;
   stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
-  return cross_ticks(stopped_program_ns_);  // no handler runs now: the tick state is ours
+  // Ticks crossed but not handled yet, and those completed since: no handler runs now. Those
+  // of a thread blocked until now are off-CPU (the wall clock's).
+  const std::uint64_t ready = ready_.exchange(0), since = cross_ticks(stopped_program_ns_);
+  stopped_off_cpu_ = std::min(ready, ready_off_cpu_.exchange(0));
+  return ready + since;
 }
 
 std::uint64_t SamplingTimer::draw_gap() {
-  // xorshift64: a few shifts and xors on a member, safe in a signal handler.
+  // xorshift64: a few shifts and xors on a member.
   rng_ ^= rng_ << 13;
   rng_ ^= rng_ >> 7;
   rng_ ^= rng_ << 17;
@@ -301,16 +363,6 @@ std::uint64_t SamplingTimer::cross_ticks(std::uint64_t program) {
     next_tick_ += draw_gap();
   }
   return ticks;
-}
-
-// Async-signal-safe: timer_settime is on POSIX's list.
-void SamplingTimer::rearm(std::uint64_t delay_ns) {
-  struct itimerspec its;
-  its.it_interval = timespec_of(0);
-  its.it_value = timespec_of(std::max<std::uint64_t>(delay_ns, 1000));  // never a signal storm
-  // stop() clears active_ before it deletes the timer, and waits for this handler: a timer
-  // deleted under us makes this fail with EINVAL, which is harmless.
-  if (active_.load(std::memory_order_acquire)) timer_settime(timer_id_, 0, &its, nullptr);
 }
 
 std::uint64_t SamplingTimer::program_ns() const {
@@ -344,13 +396,19 @@ std::uint64_t SamplingTimer::leave_profiler() {
   return spent;
 }
 
-// Signal context. Async-signal-safe: clock_gettime, lock-free atomics and the TickHandler.
+// Signal context, on the profiled thread. Async-signal-safe: clock_gettime, lock-free atomics
+// and the TickHandler.
 void SamplingTimer::on_signal() {
   if (!active_.load(std::memory_order_acquire)) return;
   signals_.fetch_add(1, std::memory_order_relaxed);
   std::uint64_t raw = now();
   std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
-  rearm(check_ticks());
+  // Taken before the flag is cleared: the watcher adds to them only while one is in flight or
+  // before it sends the next.
+  in_flight_.store(false, std::memory_order_release);
+  const std::uint64_t ticks = ready_.exchange(0, std::memory_order_acq_rel);
+  const std::uint64_t off_cpu = std::min(ticks, ready_off_cpu_.exchange(0, std::memory_order_acq_rel));
+  if (ticks) handler_(context_, ticks, off_cpu, program_at(since ? since : raw));
   // Inside the profiler's work the whole stretch is excluded by leave_profiler(): adding the
   // handler's time too would exclude it twice and move program time backwards.
   if (!since) {
@@ -359,43 +417,112 @@ void SamplingTimer::on_signal() {
   }
 }
 
-// Signal context or the timer thread (never both: a timer delivers one way).
+// The watcher thread only. The CPU clock moving between two reads says the thread is on a CPU;
+// /proc's state 'R' says it is on one or waiting for one. A clock still at the last check's
+// reading says it was off the CPU all along: blocked, or (on a busy machine) waiting for a CPU,
+// which /proc tells apart on every fourth such check, or whenever `look_closely` asks.
+SamplingTimer::ThreadState SamplingTimer::thread_state(bool look_closely) {
+  const std::uint64_t a = clock_ns(thread_cpu_);
+  const bool moved = a != last_cpu_;
+  last_cpu_ = a;
+  if (moved && clock_ns(thread_cpu_) != a) return ThreadState::Running;
+  if (!moved && !look_closely && ++quiet_checks_ % 4 != 0) return ThreadState::Blocked;  // one read: cheap to poll
+  if (stat_fd_ < 0) return moved ? ThreadState::Ready : ThreadState::Blocked;
+  char buf[512];
+  const ssize_t n = pread(stat_fd_, buf, sizeof buf - 1, 0);
+  if (n <= 0) return ThreadState::Blocked;  // the thread is gone
+  buf[n] = '\0';
+  const char* paren = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
+  return paren && paren[1] == ' ' && paren[2] == 'R' ? ThreadState::Ready : ThreadState::Blocked;
+}
+
+bool SamplingTimer::send_signal() {
+  // The program may have replaced or ignored our handler (signal(sig, SIG_DFL) would make the
+  // next signal end the process): then no signal, and from when is said.
+  if (!handler_is_ours(signal_)) {
+    std::uint64_t expected = 0;
+    handler_lost_ns_.compare_exchange_strong(expected, std::max<std::uint64_t>(1, program_at(now())));
+    return false;
+  }
+  handler_lost_ns_.store(0, std::memory_order_relaxed);  // put back: ticks go on
+  // Last, and right before the signal: the thread runs now. The time between this look and
+  // the signal's arrival is the only window in which a tick can meet a sleep.
+  if (thread_state(true) == ThreadState::Blocked) return false;
+  siginfo_t info;
+  std::memset(&info, 0, sizeof info);
+  info.si_signo = signal_;
+  info.si_code = SI_QUEUE;
+  info.si_pid = getpid();
+  info.si_uid = getuid();
+  info.si_value.sival_ptr = token_;
+  in_flight_.store(true, std::memory_order_release);
+  if (syscall(SYS_rt_tgsigqueueinfo, getpid(), thread_tid_, signal_, &info) != 0) {
+    in_flight_.store(false, std::memory_order_release);  // the queue is full, or the thread gone
+    return false;
+  }
+  return true;
+}
+
+// How often the watcher looks at a blocked thread that has ticks waiting: often enough that
+// they reach the stack it wakes in, seldom enough that a thread blocked in a read costs little
+// (a look is a clock read and a sleep: about 2% of a core at this rate).
+constexpr std::uint64_t kBlockedPollNs = 200'000;
+
+// The watcher: one check per tick's time. Ticks are counted here; a handler takes them.
 std::uint64_t SamplingTimer::check_ticks() {
   std::uint64_t raw = now();
   // Inside the profiler's own work, program time stopped when that work began.
   std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
   std::uint64_t program = program_at(since ? since : raw);
   std::uint64_t ticks = cross_ticks(program);
-  if (ticks) handler_(context_, ticks, program);
-  // Aim at the next tick. Program time runs no faster than the monotonic clock, but it
-  // lags it by the profiler's own work: aim that much later, as much as the last gap had
-  // (usually one sample's walk) and half again, so the check seldom comes early and costs
-  // a second one; late by a few microseconds is harmless (the phase is random either way).
-  // A tick is never counted before it is due: that would move it to a time the program's
-  // phase decides (the first instruction after a held start). After two checks in a row
-  // too early (the thread sleeps, or program time is held) the next try waits at least a
-  // period, as a periodic timer would.
-  std::uint64_t excluded = excluded_profiler_.load(std::memory_order_relaxed) +
-                           excluded_handler_.load(std::memory_order_relaxed);
-  std::uint64_t lag = excluded - excluded_at_signal_;
-  excluded_at_signal_ = excluded;
+  const std::uint64_t period = settings_.period_ns;
+  if (settings_.on_thread) {
+    if (ticks) handler_(context_, ticks, 0, program);
+  } else {
+    const bool runs = thread_state(false) != ThreadState::Blocked;
+    if (ticks) {
+      // Ticks due while the thread is blocked wait for it, counted as off-CPU (only the wall
+      // clock moves then); a signal now would cut its sleep or restart its read.
+      if (!runs) ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
+      ready_.fetch_add(ticks, std::memory_order_release);
+    }
+    if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire) && !send_signal())
+      return kBlockedPollNs;  // blocked after all, or the handler is not ours
+    // Waiting ticks of a blocked thread: look again soon, so that they reach the stack it
+    // wakes in rather than one that ran a period later.
+    if (ready_.load(std::memory_order_relaxed) && !runs) return kBlockedPollNs;
+  }
+  // Aim at the next tick. Program time runs no faster than the monotonic clock: sleeping the
+  // program time still ahead never oversleeps it. After two checks in a row too early (the
+  // thread sleeps on the CPU clock, or program time is held) the next waits a period.
   std::uint64_t ahead = next_tick_ > program ? next_tick_ - program : 0;
   bool missed_again = ticks == 0 && missed_;
   missed_ = ticks == 0;
-  return missed_again ? std::max(ahead, settings_.period_ns) : ahead + std::min(lag + lag / 2 + 2000, settings_.period_ns / 2);
+  return missed_again ? std::max(ahead, period) : ahead + 2000;
 }
 
-// The timer thread: sleeps to each check (with the least timer slack the kernel allows, or a
-// 10 kHz rate would be woken 50 us late), until stop() wakes it.
-void SamplingTimer::thread_loop() {
+// The watcher thread: sleeps to each check (with the least timer slack the kernel allows, or a
+// 10 kHz rate would be woken 50 us late) while a run is on; parked between runs, until the
+// timer is destroyed.
+void SamplingTimer::watch() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  std::uint64_t delay = next_tick_;
+  // The watcher takes none of the program's signals (ours go to the profiled thread by id).
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
   std::unique_lock<std::mutex> lock(thread_mutex_);
-  while (active_.load(std::memory_order_acquire)) {
-    thread_wake_.wait_for(lock, std::chrono::nanoseconds(std::max<std::uint64_t>(delay, 1000)));
-    if (!active_.load(std::memory_order_acquire)) break;
-    signals_.fetch_add(1, std::memory_order_relaxed);
-    delay = check_ticks();
+  for (;;) {
+    thread_wake_.wait(lock, [this] { return quit_ || watching_; });
+    if (quit_) return;
+    std::uint64_t delay = next_tick_;
+    while (active_.load(std::memory_order_acquire)) {
+      thread_wake_.wait_for(lock, std::chrono::nanoseconds(std::max<std::uint64_t>(delay, 1000)));
+      if (!active_.load(std::memory_order_acquire)) break;
+      if (settings_.on_thread) signals_.fetch_add(1, std::memory_order_relaxed);
+      delay = check_ticks();
+    }
+    watching_ = false;
+    thread_parked_.notify_all();
   }
 }
 

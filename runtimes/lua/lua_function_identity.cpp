@@ -30,9 +30,14 @@ constexpr const char* kAnonymous = "<anonymous>";  // labels add the file and li
 FunctionId LuaSampler::new_function(FunctionInfo info, std::uint32_t chunk, std::uint8_t name_tries,
                                      lua_Integer closure_no) {
   FunctionId id = engine_.add_function(std::move(info));
-  fn_chunk_.push_back(chunk);
-  name_tries_.push_back(name_tries);
-  closure_no_.push_back(closure_no);
+  // The engine makes functions of its own too ("(blocked)"): these vectors follow the ids, with
+  // no chunk, name or closure number for the engine's.
+  fn_chunk_.resize(id + 1, UINT32_MAX);
+  name_tries_.resize(id + 1, 0);
+  closure_no_.resize(id + 1, 0);
+  fn_chunk_[id] = chunk;
+  name_tries_[id] = name_tries;
+  closure_no_[id] = closure_no;
   return id;
 }
 

@@ -27,7 +27,7 @@ std::atomic<unsigned long> g_signals{0};
 void empty_handler(int) { g_signals.fetch_add(1, std::memory_order_relaxed); }
 
 // Runs in signal context through SamplingTimer: one lock-free atomic increment.
-void count_ticks(void*, std::uint64_t, std::uint64_t) { g_signals.fetch_add(1, std::memory_order_relaxed); }
+void count_ticks(void*, std::uint64_t, std::uint64_t, std::uint64_t) { g_signals.fetch_add(1, std::memory_order_relaxed); }
 
 double cpu_seconds() {
   timespec ts;

@@ -2,6 +2,8 @@
 // that a refused value leaves the settings as they were.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <set>
 #include <string>
 
@@ -111,4 +113,23 @@ TEST_CASE("run options: switches and alloc's default") {
   CHECK(s.alloc_bytes == 0);
   REQUIRE(parse_run_option(&s, "max_samples", "0", &error));
   CHECK(s.max_samples == 0);
+}
+
+TEST_CASE("signal: the timer's signal by name or number - and refused when the profiler cannot use it") {
+  RunSettings s;
+  std::string error;
+  CHECK(s.signal == 0);  // the timer's default, SIGRTMAX-3
+  REQUIRE(parse_run_option(&s, "signal", "SIGRTMIN+5", &error));
+  CHECK(s.signal == SIGRTMIN + 5);
+  REQUIRE(parse_run_option(&s, "signal", "SIGPROF", &error));
+  CHECK(s.signal == SIGPROF);
+  REQUIRE(set_run_option(&s, "signal", OptionValue::of_int(SIGRTMAX - 1), &error));
+  CHECK(s.signal == SIGRTMAX - 1);
+  CHECK(timer_signal_name(SIGRTMAX - 1) == "SIGRTMAX-1");
+  for (const char* bad : {"SIGKILL", "9", "SIGRTMAX+1", "SIGRTMIN-1", "SIGSEGV", "rt"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_run_option(&s, "signal", bad, &error));
+    CHECK(error.find("is not a signal the profiler can use") != std::string::npos);
+  }
+  CHECK(s.signal == SIGRTMAX - 1);  // unchanged by the refusals
 }

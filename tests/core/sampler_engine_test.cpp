@@ -92,11 +92,11 @@ TEST_CASE("engine: a run's state machine is Allegro's profiler-status") {
 TEST_CASE("engine: ticks arm the adapter and the sample carries them all as its weight") {
   Run r;
   r.start();
-  r.engine.on_tick(3, 1000);
+  r.engine.on_tick(3, 0, 1000);
   CHECK(r.adapter.arms == 1);
   CHECK(r.engine.pending_ticks() == 3);
   r.adapter.answer = ArmResult::AlreadyArmed;  // the safe point has not come yet
-  r.engine.on_tick(2, 2000);
+  r.engine.on_tick(2, 0, 2000);
   CHECK(r.engine.pending_ticks() == 5);
   safe_point(r.engine, {r.main_fn, r.a, r.a, r.b});  // a recursion: a counts once
   r.engine.stop();
@@ -110,23 +110,71 @@ TEST_CASE("engine: ticks arm the adapter and the sample carries them all as its 
   CHECK(p.counts(r.a).self == 0);
 }
 
-TEST_CASE("engine: ticks that no safe point took go to the last stack at suspend, or are dropped") {
+TEST_CASE("engine: ticks that no safe point took go to the last stack at suspend - or are dropped") {
   Run r;
   r.start();
-  r.engine.on_tick(1, 1000);
-  r.engine.suspend();  // no sample yet: nowhere to put the tick
+  r.engine.on_tick(3, 2, 1000);  // 2 of them due while the thread was blocked
+  r.engine.suspend();  // no sample yet: the time blocked is kept as such, the rest has no stack
   CHECK(r.engine.profile().health.dropped == 1);
+  CHECK(r.engine.profile().sample_weight() == 2);
+  CHECK(r.engine.profile().health.off_cpu == 2);
+  CHECK(r.engine.profile().health.samples_taken == 0);  // no stack was walked for them
   CHECK(r.adapter.disarms == 1);  // the arm is taken back at suspend
   std::string error;
   REQUIRE(r.engine.resume(&error, false));
-  r.engine.on_tick(1, 1000);
+  r.engine.on_tick(1, 0, 1000);
   safe_point(r.engine, {r.main_fn, r.a});
   r.adapter.answer = ArmResult::NotNow;  // e.g. a hook of the program's is running
-  r.engine.on_tick(4, 2000);
+  r.engine.on_tick(4, 0, 2000);
   r.engine.stop();
   const Profile& p = r.engine.profile();
   CHECK(p.counts(r.a).self == 5);  // 1 sampled + 4 left over, on the last stack
   CHECK(p.health.samples_taken == 1);
+}
+
+TEST_CASE("engine: ticks due while the thread was blocked sit under a (blocked) leaf of its stack") {
+  Run r;
+  r.start();
+  r.engine.on_tick(3, 2, 1000);  // 3 ticks, 2 of them due while the thread was blocked
+  safe_point(r.engine, {r.main_fn, r.a});
+  const Profile& p = r.engine.profile();
+  CHECK(p.counts(r.a).self == 1);
+  CHECK(p.counts(r.a).cumulative == 3);
+  CHECK(p.health.off_cpu == 2);
+  bool found = false;
+  for (FunctionId f = 0; f < p.functions.size(); ++f)
+    if (p.functions.info(f).name == "(blocked)") {
+      found = true;
+      CHECK(p.counts(f).self == 2);
+    }
+  CHECK(found);
+  r.engine.stop();
+}
+
+TEST_CASE("engine: max_samples stops the profile it was reached in - the others go on") {
+  Run r;
+  r.adapter.caps.gc_events = true;
+  RunSettings s = quiet();
+  s.max_samples = 2;
+  s.gc_samples = true;
+  r.start(s);
+  r.engine.lines().clear();
+  for (int i = 0; i < 2; ++i) {
+    r.engine.frames() = {r.main_fn, r.a};
+    r.engine.record(SampleKind::Gc, 1, 0);
+  }
+  CHECK(r.engine.profile(SampleKind::Gc).health.limit_reached);
+  CHECK_FALSE(r.engine.profile(SampleKind::Time).health.limit_reached);
+  CHECK_FALSE(r.engine.finish_limit());  // time is still collected: the run goes on
+  r.engine.frames() = {r.main_fn, r.b};
+  CHECK(r.engine.record(SampleKind::Time, 1, 0) != kNoNode);
+  r.engine.frames() = {r.main_fn, r.b};
+  CHECK(r.engine.record(SampleKind::Gc, 1, 0) == kNoNode);  // the gc profile took no more
+  CHECK(r.engine.profile(SampleKind::Gc).sample_weight() == 2);
+  r.engine.frames() = {r.main_fn, r.b};
+  r.engine.record(SampleKind::Time, 1, 0);
+  CHECK(r.engine.finish_limit());  // now every profile of the run is at its limit
+  r.engine.stop();
 }
 
 TEST_CASE("engine: refuses what the runtime cannot do, naming the runtime") {
@@ -156,10 +204,10 @@ TEST_CASE("engine: max_samples stops collection once, and resume then says why")
   RunSettings s = quiet();
   s.max_samples = 2;
   r.start(s);
-  r.engine.on_tick(1, 1000);
+  r.engine.on_tick(1, 0, 1000);
   safe_point(r.engine, {r.main_fn});
   CHECK_FALSE(r.engine.finish_limit());
-  r.engine.on_tick(1, 2000);
+  r.engine.on_tick(1, 0, 2000);
   safe_point(r.engine, {r.main_fn, r.a});
   CHECK(r.engine.finish_limit());   // the caller warns the program once
   CHECK_FALSE(r.engine.finish_limit());
@@ -173,9 +221,9 @@ TEST_CASE("engine: max_samples stops collection once, and resume then says why")
 TEST_CASE("engine: processes keep their own call trees") {
   Run r;
   r.start();
-  r.engine.on_tick(2, 1000);
+  r.engine.on_tick(2, 0, 1000);
   safe_point(r.engine, {r.main_fn, r.a}, 0);
-  r.engine.on_tick(3, 2000);
+  r.engine.on_tick(3, 0, 2000);
   safe_point(r.engine, {r.b}, 7);  // a coroutine, context or fiber numbered 7
   r.engine.stop();
   const Profile& p = r.engine.profile();
@@ -253,11 +301,11 @@ TEST_CASE("engine: an excluded process collects nothing, and its time is not the
   Run r;
   r.start();
   r.engine.set_current_excluded(true);
-  r.engine.on_tick(4, 1000);
+  r.engine.on_tick(4, 0, 1000);
   CHECK(r.engine.pending_ticks() == 0);
   CHECK(r.adapter.arms == 0);
   r.engine.set_current_excluded(false);
-  r.engine.on_tick(1, 2000);
+  r.engine.on_tick(1, 0, 2000);
   safe_point(r.engine, {r.main_fn});
   r.engine.stop();
   CHECK(r.engine.profile().health.excluded == 4);
@@ -267,7 +315,7 @@ TEST_CASE("engine: an excluded process collects nothing, and its time is not the
 TEST_CASE("engine: ticks dropped for want of room are counted, not sampled") {
   Run r;
   r.start();
-  r.engine.on_tick(3, 1000);
+  r.engine.on_tick(3, 0, 1000);
   r.engine.drop_pending();  // the adapter found no safe way to sample
   r.engine.stop();
   CHECK(r.engine.profile().health.no_room == 3);
@@ -278,7 +326,7 @@ TEST_CASE("engine: a polling runtime is never armed from the signal; it reads pe
   Run r;
   r.adapter.caps.signal_arm = false;
   r.start();
-  r.engine.on_tick(2, 1000);
+  r.engine.on_tick(2, 0, 1000);
   CHECK(r.adapter.arms == 0);
   CHECK(r.engine.pending_ticks() == 2);
   safe_point(r.engine, {r.main_fn, r.b});

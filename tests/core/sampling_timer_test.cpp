@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include <dirent.h>
 #include <time.h>
 
 #include <atomic>
@@ -16,7 +17,7 @@ namespace {
 
 std::atomic<std::uint64_t> g_ticks{0};
 std::atomic<std::uint64_t> g_calls{0};
-void count_ticks(void*, std::uint64_t ticks, std::uint64_t) {  // async-signal-safe: atomics only
+void count_ticks(void*, std::uint64_t ticks, std::uint64_t, std::uint64_t) {  // async-signal-safe: atomics only
   g_ticks += ticks;
   ++g_calls;
 }
@@ -66,7 +67,7 @@ TEST_CASE("CPU clock: one tick per period of CPU time - at rates above the 250 H
 
 namespace {
 std::vector<std::uint64_t> g_tick_times;  // program time of each handler call (reserved: no allocation in the handler)
-void record_tick_time(void*, std::uint64_t, std::uint64_t program_ns) {
+void record_tick_time(void*, std::uint64_t, std::uint64_t, std::uint64_t program_ns) {
   if (g_tick_times.size() < g_tick_times.capacity()) g_tick_times.push_back(program_ns);
 }
 }  // namespace
@@ -128,8 +129,9 @@ TEST_CASE("CPU clock: no ticks while the thread sleeps - wall clock: ticks go on
     g_ticks = 0;
     REQUIRE(t.start({TimerClock::Wall, 1'000'000}, count_ticks, nullptr, &error));
     sleep_for(0.2);
-    t.stop();
-    CHECK(g_ticks.load() >= 150);
+    // The sleeping thread gets no signal: its ticks wait for it, and stop() hands them over.
+    const std::uint64_t waiting = t.stop();
+    CHECK(g_ticks.load() + waiting >= 150);
     CHECK(t.program_ns() >= 190'000'000u);
   }
 }
@@ -212,4 +214,37 @@ TEST_CASE("program time read just before and after entering the profiler never s
   CAPTURE(worst);
   CHECK(backwards == 0);
   CHECK(t.signals() > 100);  // the handler did run among the brackets
+}
+
+namespace {
+int task_count() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    closedir(d);
+  }
+  return n;
+}
+}  // namespace
+
+// A run's start makes no thread: the watcher parks between runs (a short run would end before a
+// new thread's first look), and goes with the timer.
+TEST_CASE("the watcher thread is made once and parked between runs - and goes with the timer") {
+  const int before = task_count();
+  std::string error;
+  {
+    SamplingTimer t;
+    for (int i = 0; i < 200; ++i) {
+      REQUIRE(t.start({i % 2 ? TimerClock::Cpu : TimerClock::Wall, 100'000}, count_ticks, nullptr, &error));
+      t.stop();
+    }
+    CHECK(task_count() == before + 1);
+    g_ticks = 0;
+    REQUIRE(t.start({TimerClock::Cpu, 1'000'000}, count_ticks, nullptr, &error));
+    burn_cpu(0.05);
+    const std::uint64_t waiting = t.stop();
+    CHECK(g_ticks + waiting >= 30);  // the parked watcher watches the next run
+  }
+  CHECK(task_count() == before);
 }

@@ -52,6 +52,11 @@ struct SamplerHealth {
   std::uint64_t no_room = 0;         // ticks dropped: a hook could not have had its stack slots
   std::uint64_t counting_lifts = 0;  // times call counting stepped aside near the stack limit
   bool limit_reached = false;        // max_samples stopped the collection
+  std::uint64_t off_cpu = 0;         // ticks that fell due while the thread was blocked
+  // The program replaced or ignored the timer's signal handler: no tick was delivered from
+  // then (seconds into the profile; < 0: never). `signal_name` says which signal.
+  double signal_lost_at = -1;
+  std::string signal_name;
 };
 
 // Samples per source line of one function (the analogue of Allegro's disassemble-profile).

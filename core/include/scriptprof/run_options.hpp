@@ -28,6 +28,7 @@ struct RunSettings {
   bool start_sampling = true;            // false: started but suspended (Allegro's start-sampling-p)
   bool hold_clock = false;               // program time waits for release_clock(): the caller
                                          // has more set-up before the profiled code runs
+  int signal = 0;                        // the timer's signal (0: default_timer_signal())
 };
 
 // One option as the front ends show it.

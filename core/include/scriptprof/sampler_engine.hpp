@@ -164,7 +164,7 @@ class SamplerEngine {
 
   // ---- Signal side ----
   // The timer's tick. Async-signal-safe: atomics, and adapter->arm().
-  void on_tick(std::uint64_t ticks, std::uint64_t program_ns);
+  void on_tick(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns);
   // Normal code moving an arm brackets the move with these; the signal side keeps off.
   bool enter_critical() { return critical_.exchange(true, std::memory_order_acq_rel); }
   void leave_critical(bool was) { critical_.store(was, std::memory_order_release); }
@@ -195,7 +195,7 @@ class SamplerEngine {
   std::vector<FunctionId>& frames() { return frames_; }
   std::vector<int>& lines() { return lines_; }
   // Records frames() as one sample of `kind` with `weight`, in `process`, stamped now (or at
-  // `at_ns` of profile time). Returns its leaf.
+  // `at_ns` of profile time). Returns its leaf, or kNoNode when that profile reached max_samples.
   NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process);
   NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process, std::uint64_t at_ns);
   // Profile time of the oldest tick still pending (a polling runtime stamps its sample there:
@@ -206,6 +206,11 @@ class SamplerEngine {
   // max_samples was reached by a record(): suspend now and say so once (true: the caller
   // warns the program).
   bool finish_limit();
+  // Every profile collected in this run reached max_samples.
+  bool every_limit_reached() const;
+  // Adds frames() with `weight` to `p`, the off-CPU ticks waiting under "(blocked)"; returns
+  // the stack's leaf (no limit, no count of stacks taken: record() and suspend() do those).
+  NodeId add_weight(Profile& p, SampleKind kind, std::uint64_t weight, std::uint32_t process, std::uint64_t at_ns);
 
   // ---- Allocation and GC events (normal context) ----
   // `bytes` allocated by the program: true when a sample is due and not over budget (the
@@ -269,6 +274,8 @@ class SamplerEngine {
 
   // Shared with the signal handler (lock-free atomics only).
   std::atomic<std::uint64_t> pending_{0};         // ticks not yet turned into a sample
+  std::atomic<std::uint64_t> pending_off_cpu_{0}; // of those, due while the thread was blocked
+  FunctionId blocked_id_ = kNoFunction;           // "(blocked)", made on first use
   std::atomic<std::uint64_t> first_pending_ns_{0};  // program time of the oldest of them
   std::atomic<bool> critical_{false};             // normal code is moving the arm: hands off
   std::atomic<std::uint64_t> next_arm_ns_{0};     // program time before which arming waits

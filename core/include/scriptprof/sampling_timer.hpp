@@ -1,22 +1,33 @@
 // The sampling timer: turns elapsed *program* time into ticks, delivered in signal context.
 //
-// Why not a CPU-clock POSIX timer: on these machines those deliver at most ~250 signals/s
-// (the kernel tick). Instead a CLOCK_MONOTONIC timer aimed at the profiled thread
-// (SIGEV_THREAD_ID) fires at the requested rate, and the handler reads the chosen clock:
-// the thread's CPU clock for `Cpu` (no ticks while the thread sleeps), the monotonic clock
-// for `Wall`. Ticks that coalesce are carried as a count, never lost.
+// A watcher thread decides and a signal delivers. Why not a CPU-clock POSIX timer: on these
+// machines those deliver at most ~250 signals/s (the kernel tick). Why not a timer aimed at the
+// thread: it signals a thread that sleeps or blocks, which cuts its nanosleep short (EINTR
+// whatever SA_RESTART says) and turns a blocked read into a storm of restarts. So one thread
+// per timer sleeps to each tick's time, reads the profiled thread's clock (its CPU clock for
+// `Cpu`, the monotonic clock for `Wall`), and signals the thread only while it runs: its CPU
+// clock moves between two reads, or the kernel says it is runnable. A tick that falls due while
+// the thread is blocked (the wall clock's) waits, and is delivered with its weight, counted as
+// off-CPU, at the first check that finds the thread running again; an interruption of a sleep
+// can then come only from a tick sent in the microseconds before the thread blocked.
+//
+// The signal is a real-time one the program does not use (SIGRTMAX-3 unless asked otherwise),
+// queued to the thread with the timer's token (never SIGPROF, which programs and other
+// profilers own). Any other signal of that number goes to the handler that was there before
+// ours. Before each signal the watcher checks the handler is still ours: when the program
+// replaced or ignored it, no signal is sent (one would kill the process or be lost) and
+// handler_lost_ns() says from when.
 //
 // Ticks fall at random points of program time: the gaps between them are drawn uniformly in
 // [period/2, 3*period/2), keeping the asked rate on average. At a fixed period, a program that
 // repeats with that period (a game's frame loop) would be sampled at the same phase every
 // time; with these gaps each tick's phase within such a repetition is uniform and independent
-// of the last. The timer is one-shot, re-armed by the handler for the next tick's time.
+// of the last.
 //
-// Delivery on a thread instead (TimerSettings::on_thread): a timer thread sleeps to each tick,
-// reads the profiled thread's clock and calls the handler itself, so the profiled thread gets
-// no signal at all. For an adapter whose arm() may run beside the running program (AngelScript's
-// Suspend() is documented as callable from another thread) this removes the signal's cost from
-// the program, which on a virtual machine is most of a sample's cost (about 20 us a signal).
+// Delivery on the thread instead (TimerSettings::on_thread): the watcher calls the handler
+// itself and the profiled thread gets no signal at all. For an adapter whose arm() may run
+// beside the running program (AngelScript's Suspend() is documented as callable from another
+// thread) this removes the signal's cost from the program.
 //
 // Program time excludes the profiler's own work (the handler, and the adapter's sampling
 // between enter_profiler/leave_profiler), so a slow stack walk cannot create the ticks that
@@ -38,10 +49,21 @@ enum class TimerClock : std::uint8_t { Cpu, Wall };
 // A clock's reading in nanoseconds (async-signal-safe).
 std::uint64_t clock_ns(clockid_t id);
 
-// Called in signal context, on the profiled thread (or on the timer thread, with on_thread),
-// with the whole sampling periods of program time that elapsed since the previous call, and the
+// Called in signal context, on the profiled thread (or on the watcher thread, with on_thread),
+// with the whole sampling periods of program time that elapsed since the previous call, how
+// many of them fell due while the thread was blocked (off-CPU: the wall clock's), and the
 // program time now. Must be async-signal-safe.
-using TickHandler = void (*)(void* context, std::uint64_t ticks, std::uint64_t program_ns);
+using TickHandler = void (*)(void* context, std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns);
+
+// The signal the timer uses unless told otherwise: SIGRTMAX-3, a real-time signal that queues
+// and that no common library or profiler takes.
+int default_timer_signal();
+// Parses a signal as the option "signal" takes it: a number, "SIGRTMIN+N", "SIGRTMAX-N" or
+// "SIGPROF"/"SIGUSR1"/"SIGUSR2"/"SIGALRM"/"SIGVTALRM"; 0 (with `error`) when it is none of
+// those or one the process cannot catch.
+int parse_timer_signal(const std::string& text, std::string* error);
+// "SIGRTMAX-3", "SIGPROF": the name a message or a report gives `sig`.
+std::string timer_signal_name(int sig);
 
 struct TimerSettings {
   TimerClock clock = TimerClock::Cpu;
@@ -49,8 +71,9 @@ struct TimerSettings {
   // Program time stays still from start() until leave_profiler(): the caller has its own work
   // left before the program runs, and a tick due then would land on the program's first step.
   bool start_held = false;
-  // Deliver ticks from a timer thread (no signal); the handler then runs beside the program.
+  // Deliver ticks from the watcher thread (no signal); the handler then runs beside the program.
   bool on_thread = false;
+  int signal = 0;  // the signal delivering ticks (0: default_timer_signal())
 };
 
 class SamplingTimer {
@@ -58,13 +81,15 @@ class SamplingTimer {
   SamplingTimer() = default;
   SamplingTimer(const SamplingTimer&) = delete;  // the signal handler holds our address
   SamplingTimer& operator=(const SamplingTimer&) = delete;
-  ~SamplingTimer() { stop(); }
+  ~SamplingTimer();
 
   // Starts ticking on the calling thread. On failure returns false and says why in `error`.
   bool start(const TimerSettings& settings, TickHandler handler, void* context, std::string* error);
   // Stops ticking; no handler call is running or will run when it returns. Idempotent.
   // Returns the whole periods completed since the last tick that no signal delivered yet.
   std::uint64_t stop();
+  // Of the ticks stop() returned, how many fell due while the thread was blocked (once).
+  std::uint64_t take_off_cpu() { return stopped_off_cpu_.exchange(0); }
   bool running() const { return active_.load(std::memory_order_acquire); }
 
   // Program time since start() (frozen at stop()), excluding the profiler's own time.
@@ -77,20 +102,29 @@ class SamplingTimer {
   std::uint64_t leave_profiler();
 
   std::uint64_t signals() const { return signals_.load(std::memory_order_relaxed); }
+  // Program time at which the signal's handler was found replaced or ignored by the program
+  // (ticks stopped then); 0 while it is ours.
+  std::uint64_t handler_lost_ns() const { return handler_lost_ns_.load(std::memory_order_relaxed); }
+  // The signal this timer delivers with (valid once started).
+  int signal_number() const { return signal_; }
 
   // Signal-context entry (public for the process-wide handler only).
   void on_signal();
 
  private:
   std::uint64_t now() const;
-  std::uint64_t draw_gap();  // the next gap between ticks (handler, or stop() once it is quiet)
+  std::uint64_t draw_gap();  // the next gap between ticks (watcher, or stop() once it is quiet)
   // Crosses every tick due by program time `program`; returns how many.
   std::uint64_t cross_ticks(std::uint64_t program);
-  void rearm(std::uint64_t delay_ns);
-  // One tick check at the clock's reading now (signal or timer thread): calls the handler for
-  // the ticks due and returns the delay until the next check.
+  // One check of the watcher: crosses the ticks due, delivers them or keeps them waiting, and
+  // returns the delay until the next check.
   std::uint64_t check_ticks();
-  void thread_loop();  // the timer thread (on_thread)
+  void watch();  // the watcher thread
+  // Whether the profiled thread is on a CPU, ready for one, or blocked now (watcher only).
+  enum class ThreadState { Running, Ready, Blocked };
+  ThreadState thread_state(bool look_closely);
+  // Queues the signal to the profiled thread if its handler is still ours (watcher only).
+  bool send_signal();
   bool on_profiled_thread() const;
   std::uint64_t program_at(std::uint64_t raw) const;
   // Runs `step` (a clock read and what follows from it) until no signal handler excluded its
@@ -108,23 +142,35 @@ class SamplingTimer {
   TimerSettings settings_;
   TickHandler handler_ = nullptr;
   void* context_ = nullptr;
-  clockid_t clock_id_ = CLOCK_MONOTONIC;     // the clock program time is read from
-  timer_t timer_id_{};                        // the POSIX timer delivering the signal
+  clockid_t clock_id_ = CLOCK_MONOTONIC;      // the clock program time is read from
+  clockid_t thread_cpu_ = CLOCK_MONOTONIC;    // the profiled thread's CPU clock
+  int signal_ = 0;                            // the signal delivering ticks
+  void* token_ = nullptr;                     // what our signals carry (slot and generation)
+  int stat_fd_ = -1;                          // /proc/self/task/TID/stat, for the thread's state
   std::uint64_t start_raw_ = 0;               // clock reading at start()
   std::uint64_t stopped_program_ns_ = 0;      // program time frozen by stop()
-  std::uint64_t next_tick_ = 0;               // program time of the next tick (handler only)
-  std::uint64_t rng_ = 1;                     // xorshift64 state for the gaps (handler only)
-  bool missed_ = false;                       // the last signal came before its tick (handler only)
-  std::uint64_t excluded_at_signal_ = 0;      // exclusions seen by the last signal (handler only)
+  std::atomic<std::uint64_t> stopped_off_cpu_{0};  // see take_off_cpu()
+  std::uint64_t next_tick_ = 0;               // program time of the next tick (watcher only)
+  std::uint64_t rng_ = 1;                     // xorshift64 state for the gaps (watcher only)
+  bool missed_ = false;                       // the last check came before its tick (watcher only)
+  std::uint64_t last_cpu_ = 0;                // the thread's CPU clock at the last check (watcher only)
+  unsigned quiet_checks_ = 0;                 // checks that found that clock still (watcher only)
   std::atomic<bool> active_{false};           // handler does nothing unless set
+  std::atomic<bool> in_flight_{false};        // a signal was sent and not yet handled
+  std::atomic<std::uint64_t> ready_{0};       // ticks crossed, waiting for the handler
+  std::atomic<std::uint64_t> ready_off_cpu_{0};  // of those, due while the thread was blocked
   std::atomic<std::uint64_t> profiler_since_{0};       // raw clock at enter_profiler, 0 outside
   std::atomic<std::uint64_t> excluded_profiler_{0};    // time inside enter/leave_profiler
   std::atomic<std::uint64_t> excluded_handler_{0};     // time inside the signal handler
   std::atomic<std::uint64_t> signals_{0};              // signals handled
+  std::atomic<std::uint64_t> handler_lost_ns_{0};      // see handler_lost_ns()
   int slot_ = -1;                                      // index in the handler's registry
-  std::thread thread_;                                 // on_thread: the timer thread
-  std::mutex thread_mutex_;                            // on_thread: wakes it at stop()
-  std::condition_variable thread_wake_;
+  std::thread thread_;                                 // the watcher (parked between runs)
+  std::mutex thread_mutex_;                            // guards the three flags below
+  std::condition_variable thread_wake_;                // a run starts or stops, or quit_
+  std::condition_variable thread_parked_;              // the watcher left a run
+  bool watching_ = false;                              // a run is on for the watcher
+  bool quit_ = false;                                  // the timer is being destroyed
   pid_t thread_tid_ = 0;                               // the profiled thread
 };
 
