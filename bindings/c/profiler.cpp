@@ -25,7 +25,20 @@ struct Profiler::Session {
 #endif
   std::thread::id thread;                        // where it runs (while running)
   bool running = false;
+  bool ran = false;                              // this profiler ran the state's sampler
   std::shared_ptr<Profile> kept;                 // the profile, kept past lua_close
+
+  // The sampler belongs to the state and outlives this profiler: what this profiler collected
+  // is taken out of it (kept here), so that the next profiler on the state starts empty.
+  void let_go_of_sampler() {
+    if (!sampler) return;
+    sampler->forget_destroy(this);
+    if (ran && !sampler->active()) {
+      kept = sampler->shared_profile(lua::SampleKind::Time);
+      sampler->reset();
+    }
+    sampler = nullptr;
+  }
 
   // Ends the run; on the thread it runs on.
   void stop_here() {
@@ -146,7 +159,7 @@ Profiler::~Profiler() {
     if (s->running && s->thread == std::this_thread::get_id()) {
       s->stop_here();
     }
-    if (s->sampler) s->sampler->forget_destroy(s.get());
+    s->let_go_of_sampler();
   }
 }
 
@@ -227,6 +240,7 @@ bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
   }
   s->thread = std::this_thread::get_id();
   s->running = true;
+  s->ran = true;
   return true;
 }
 
@@ -249,8 +263,7 @@ bool Profiler::detach(lua_State* L, std::string* error) {
     if (!s->running) {
       if (s->sampler) {
         s->kept = s->sampler->shared_profile(lua::SampleKind::Time);
-        s->sampler->forget_destroy(s);
-        s->sampler = nullptr;
+        s->let_go_of_sampler();
       }
       return true;
     }

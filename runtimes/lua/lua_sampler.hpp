@@ -31,6 +31,8 @@ extern "C" {
 
 namespace scriptprof::lua {
 
+struct AllocatorTap;  // the allocator wrapper's state (lua_space_sampling.cpp)
+
 // The engine's run settings, and what only the Lua adapter reads.
 struct SamplerSettings : RunSettings {
   bool native_zones = false;             // embedded: the running fiber's zones are every sample's
@@ -184,8 +186,6 @@ class LuaSampler final : private RuntimeAdapter {
     if (!fn_ids_.empty()) forget_block(block);
   }
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
-  lua_Alloc host_alloc() const { return host_alloc_; }
-  void* host_alloc_ud() const { return host_alloc_ud_; }
 
  private:
   struct LuaKey {
@@ -245,6 +245,7 @@ class LuaSampler final : private RuntimeAdapter {
   void qualify_names(lua_State* L);                 // names by where functions live (run's end)
   void install_space_hooks(lua_State* L);
   void remove_space_hooks(lua_State* L);
+  void release_allocator_tap();  // at destruction: the tap forwards on alone if still called
   void new_gc_sentinel(lua_State* L);
   void arm_for_allocation();                        // an allocation sample is due
   void forget_block(const void* block);             // a freed block was a function's
@@ -290,8 +291,8 @@ class LuaSampler final : private RuntimeAdapter {
   const void* seek_ci_ = nullptr;                  // a walk looks for this CallInfo...
   bool seen_ci_ = false;                           // ...and says whether it met it
 
-  lua_Alloc host_alloc_ = nullptr;                 // the allocator we wrap (null: not wrapped)
-  void* host_alloc_ud_ = nullptr;
+  AllocatorTap* tap_ = nullptr;                  // the allocator wrapper's own state (its ud)
+  bool tap_in_chain_ = false;                      // tap_ is in the state's allocator chain
   std::vector<const void*> count_list_;            // functions to count (empty: all)
   PointerIdMap fn_ids_;                            // call counting: function object -> id
   const void* last_fp_ = nullptr;                  // the last callee and its id (freed: reset)

@@ -17,17 +17,33 @@ const char kGcMetaKey = 0;  // its address keys the sentinel's metatable in the 
 // Read once at load: the wrapper runs for every allocation of the program.
 const std::size_t kStackBlockNearLimit = stack_block_near_limit();
 
+}  // namespace
+
+// The wrapper's ud: what it forwards to, and the sampler while there is one. It outlives the
+// sampler when the host wrapped our wrapper in turn (lua_setallocf with lua_getallocf's
+// answer): lua_close then still calls through it after the sampler's finalizer ran, so the
+// sampler leaves it forwarding only, and it frees itself at the state's very last free (the
+// main thread's own block).
+struct AllocatorTap {
+  LuaSampler* sampler = nullptr;  // null once the sampler is gone
+  lua_Alloc host = nullptr;
+  void* host_ud = nullptr;
+  const void* last_block = nullptr;  // the main state's block: its free ends the state
+};
+
+namespace {
+
 // How the wrapper reaches the allocator it wraps. Any host allocator: through its pointer.
 struct HostAllocator {
-  static void* call(LuaSampler* s, void* ptr, std::size_t osize, std::size_t nsize) {
-    return s->host_alloc()(s->host_alloc_ud(), ptr, osize, nsize);
+  static void* call(AllocatorTap* t, void* ptr, std::size_t osize, std::size_t nsize) {
+    return t->host(t->host_ud, ptr, osize, nsize);
   }
 };
 // lauxlib's own allocator (luaL_newstate's, the one nearly every host keeps), inlined: its
 // contract is the manual's (4.6): free on size 0, else realloc. It saves an indirect call per
 // allocation, which was half the wrapper's cost on allocation-heavy code (the methods split).
 struct StandardAllocator {
-  static void* call(LuaSampler*, void* ptr, std::size_t, std::size_t nsize) {
+  static void* call(AllocatorTap*, void* ptr, std::size_t, std::size_t nsize) {
     if (nsize == 0) {
       std::free(ptr);
       return nullptr;
@@ -42,15 +58,21 @@ struct StandardAllocator {
 // is left, the least a run pays per allocation.
 template <typename Allocator, bool kWatch>
 void* sampling_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
-  auto* s = static_cast<LuaSampler*>(ud);
+  auto* t = static_cast<AllocatorTap*>(ud);
+  LuaSampler* s = t->sampler;
+  if (!s) {  // the sampler is gone and the host still calls through us: forward only
+    void* block = Allocator::call(t, ptr, osize, nsize);
+    if (nsize == 0 && ptr && ptr == t->last_block) delete t;  // the state's last call
+    return block;
+  }
   // A stack growing near LUAI_MAXSTACK (only so large a block can be one) must not meet an
   // armed hook: told before the block exists, so no hook can fire in between. A big string or
   // table is not a stack: its ticks stay (a 20 MB string.rep lost 60% of them).
   if (nsize >= kStackBlockNearLimit) s->on_stack_block(ptr);
-  if (!kWatch) return Allocator::call(s, ptr, osize, nsize);
+  if (!kWatch) return Allocator::call(t, ptr, osize, nsize);
   // A function object's address may be reused once freed (freeing cannot fail: told first).
   if (nsize == 0 && ptr) s->on_free(ptr);
-  void* block = Allocator::call(s, ptr, osize, nsize);
+  void* block = Allocator::call(t, ptr, osize, nsize);
   if (block && nsize > 0) {
     // With no block, osize is the kind of object being made, not a size (Lua manual 4.6).
     // Growing a block allocates the difference; shrinking and freeing allocate nothing.
@@ -96,10 +118,17 @@ void LuaSampler::install_space_hooks(lua_State* L) {
   // Always wrapped while a run is active: every arm must hear of a stack growing near its
   // limit; call counting also watches frees to keep function identities exact, and the
   // allocation sampler counts bytes.
-  host_alloc_ = lua_getallocf(L, &host_alloc_ud_);
+  if (!tap_) tap_ = new AllocatorTap;
+  if (!tap_in_chain_) {
+    tap_->sampler = this;
+    tap_->host = lua_getallocf(L, &tap_->host_ud);
+    // Lua 5.4's main thread sits LUA_EXTRASPACE bytes into the block lua_newstate allocated.
+    tap_->last_block = reinterpret_cast<const char*>(main_) - LUA_EXTRASPACE;
+  }
   const bool watch = counting_ || settings_.alloc_bytes;
-  lua_setallocf(L, host_alloc_ == standard_allocator() ? wrapper_for<StandardAllocator>(watch)
-                                                       : wrapper_for<HostAllocator>(watch), this);
+  lua_setallocf(L, tap_->host == standard_allocator() ? wrapper_for<StandardAllocator>(watch)
+                                                      : wrapper_for<HostAllocator>(watch), tap_);
+  tap_in_chain_ = true;
   if (settings_.gc_samples) {
     add_own(gc_sentinel_finalizer);
     new_gc_sentinel(L);
@@ -107,14 +136,23 @@ void LuaSampler::install_space_hooks(lua_State* L) {
 }
 
 void LuaSampler::remove_space_hooks(lua_State* L) {
-  if (!host_alloc_) return;
+  if (!tap_in_chain_) return;
   void* ud = nullptr;
   // Restored only if nobody wrapped us meanwhile; otherwise the wrapper keeps forwarding (it
   // samples nothing once the run is over).
-  if (is_wrapper(lua_getallocf(L, &ud)) && ud == this) {
-    lua_setallocf(L, host_alloc_, host_alloc_ud_);
-    host_alloc_ = nullptr;
+  if (is_wrapper(lua_getallocf(L, &ud)) && ud == tap_) {
+    lua_setallocf(L, tap_->host, tap_->host_ud);
+    tap_in_chain_ = false;
   }
+}
+
+void LuaSampler::release_allocator_tap() {
+  if (!tap_) return;
+  if (tap_in_chain_)
+    tap_->sampler = nullptr;  // still called through the host's wrapper: it frees itself
+  else
+    delete tap_;
+  tap_ = nullptr;
 }
 
 void LuaSampler::arm_for_allocation() {
