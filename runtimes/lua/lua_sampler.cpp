@@ -42,6 +42,7 @@ LuaSampler::LuaSampler(lua_State* main) : main_(main), engine_(this) {
 
 LuaSampler::~LuaSampler() {
   stop();
+  release_allocator_tap();
   for (auto [fn, context] : destroy_listeners_) fn(context);
   lua_pushnil(main_);
   lua_rawsetp(main_, LUA_REGISTRYINDEX, &kSamplerKey);
@@ -169,7 +170,7 @@ ArmResult LuaSampler::arm() {
   if (!L) return ArmResult::Elsewhere;
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (armed == L) {
-    if (lua_gethook(L) == sampler_hook && (lua_gethookmask(L) & LUA_MASKCOUNT)) {
+    if (still_armed(L)) {
       // Still pending a whole tick later: a C function runs. It may have filled its stack since
       // the arm; if a hook could now fail for want of slots, the arm is taken back.
       if (!hook_has_room(L)) {
@@ -197,22 +198,42 @@ bool LuaSampler::arm(lua_State* L) {
   // Likewise when the program's count has just restarted: its count hook may be about to be
   // called, and arming now would take that call and lose the program's event.
   const int* countdown = (lua_gethookmask(L) & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
-  if (hook_running(L) || (countdown && *countdown == lua_gethookcount(L))) return false;
+  // (Under call counting our own hook is there, carrying the program's: the older way.)
+  const bool borrowable = lua_gethook(L) != sampler_hook && (lua_gethookmask(L) & LUA_MASKLINE);
+  if (hook_running(L) || (!borrowable && countdown && *countdown == lua_gethookcount(L))) return false;
   if (!hook_has_room(L)) {
     engine_.drop_pending();
     return false;
   }
-  lua_Hook hook = lua_gethook(L);
   int mask = lua_gethookmask(L);
-  // Re-arming over our own armed hook keeps the saved one. (Under call counting our hook is
-  // on every thread, with a count when the program's hook has one: not armed for that.)
-  bool rearm = armed_.load(std::memory_order_acquire) == L && hook == sampler_hook && (mask & LUA_MASKCOUNT);
+  // Re-arming over our own armed hook keeps the saved one: saving ours as the program's would
+  // leave ours behind after the sample, and it removes itself as a stray.
+  const bool rearm = still_armed(L);
+  if (rearm && borrowed_) return true;  // the program's next event is the safe point already
   if (!rearm) {
     saved_ = hook_of(L);
     const int* left = (mask & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
     saved_.countdown = left ? *left : -1;
     note_c_frame(L);
   }
+  // The program's own hook is set with line events: borrow its events rather than make ours.
+  // Our hook takes its place with its mask and count, its countdown put back as it was, so the
+  // next event it would have had is the safe point and is passed on to it: it sees every event
+  // as unprofiled (a count of ours, restarting, shifted its count events and Lua's line
+  // tracking). Other masks keep the older way below: with no line events of its own, a line
+  // event of ours would reach it from the instruction of our count event (Lua reads the mask
+  // once per instruction).
+  if (!rearm && borrowable) {
+    const int borrowed = saved_.mask | LUA_MASKCALL;
+    int* program_countdown = (saved_.mask & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
+    const int left = program_countdown ? *program_countdown : 0;
+    borrowed_ = true;
+    armed_.store(L, std::memory_order_release);
+    lua_sethook(L, sampler_hook, borrowed, saved_.count);
+    if (program_countdown) *program_countdown = left;  // lua_sethook restarted the count
+    return true;
+  }
+  borrowed_ = false;
   armed_.store(L, std::memory_order_release);
   // COUNT: the next Lua instruction. CALL: a function called (the callee started after the
   // tick, so the sample is the caller's). The host's own events stay. RETURN, in a Lua
@@ -226,6 +247,14 @@ bool LuaSampler::arm(lua_State* L) {
   if (running.known && !running.c_function) events |= LUA_MASKRET;
   lua_sethook(L, sampler_hook, LUA_MASKCOUNT | LUA_MASKCALL | events, 1);
   return true;
+}
+
+// Our hook is armed on L, waiting for its safe point: on the program's borrowed events, or on
+// a count of ours. (Under call counting our hook is on every thread, with a count when the
+// program's hook has one: not armed for that.) Signal-safe: field reads.
+bool LuaSampler::still_armed(lua_State* L) const {
+  return armed_.load(std::memory_order_acquire) == L && lua_gethook(L) == sampler_hook &&
+         (borrowed_ || (lua_gethookmask(L) & LUA_MASKCOUNT));
 }
 
 // The C function running on L, if any: the sample taken at the next safe point charges it even
@@ -242,9 +271,17 @@ void LuaSampler::disarm(bool fired) {
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (!armed) return;
   if (lua_gethook(armed) == sampler_hook) {
-    lua_sethook(armed, saved_.hook, saved_.mask, saved_.count);
-    int* countdown = fired || saved_.countdown <= 0 ? nullptr : hook_countdown(armed);
-    if (countdown) *countdown = saved_.countdown;
+    if (borrowed_) {
+      // The program's count went on under our hook: keep where it is.
+      int* countdown = (saved_.mask & LUA_MASKCOUNT) ? hook_countdown(armed) : nullptr;
+      const int left = countdown ? *countdown : 0;
+      lua_sethook(armed, saved_.hook, saved_.mask, saved_.count);
+      if (countdown) *countdown = left;
+    } else {
+      lua_sethook(armed, saved_.hook, saved_.mask, saved_.count);
+      int* countdown = fired || saved_.countdown <= 0 ? nullptr : hook_countdown(armed);
+      if (countdown) *countdown = saved_.countdown;
+    }
   }
   if (!fired) pending_c_ = {};
   armed_.store(nullptr, std::memory_order_release);
@@ -282,6 +319,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
 
   if (armed_.load(std::memory_order_acquire) == L) {
     HostHook host = saved_;
+    const bool borrowed = borrowed_;  // the program's own events: each is passed on as it came
     engine_.enter_sampling();
     // At a call event the callee had not started when the tick came: leave it out. A tail
     // call has replaced the frame that was running: the callee carries on its work.
@@ -289,7 +327,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     bool was_critical = engine_.enter_critical();
     disarm(true);
     engine_.leave_critical(was_critical);
-    bool count_due = restore_countdown(L, host, event);
+    bool count_due = borrowed ? (host.mask & LUA_MASKCOUNT) != 0 : restore_countdown(L, host, event);
     relift_counting_hook(L);
     engine_.leave_sampling();
     in_profiler_ = was_in_profiler;

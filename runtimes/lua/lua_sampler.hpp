@@ -221,6 +221,7 @@ class LuaSampler final : private RuntimeAdapter {
   void disarm() override { disarm(false); }        // critical context
   bool arm(lua_State* L);                          // signal or critical context
   void disarm(bool fired);                         // signal or critical context
+  bool still_armed(lua_State* L) const;            // signal context: waiting for its safe point
   void note_c_frame(lua_State* L);                 // signal or critical context
   void take_sample(lua_State* L, bool skip_leaf);
   void append_c_frame(const void* fn);
@@ -287,6 +288,7 @@ class LuaSampler final : private RuntimeAdapter {
   std::atomic<lua_State*> current_{nullptr};       // the state running Lua code now
   std::atomic<lua_State*> armed_{nullptr};         // state whose hook we replaced, or null
   HostHook saved_;                                 // armed_'s own hook, restored after the sample
+  bool borrowed_ = false;                          // armed on the program's own hook's events
   PendingCFrame pending_c_;                        // written before armed_ is published
   const void* seek_ci_ = nullptr;                  // a walk looks for this CallInfo...
   bool seen_ci_ = false;                           // ...and says whether it met it
