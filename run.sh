@@ -2,14 +2,15 @@
 # The project's two entry points (see README.md):
 #   ./run.sh demo   install what is missing, build, profile samples/quickstart/work.lua
 #   ./run.sh test   install what is missing, build, run the whole test suite: a normal build,
-#                   an AddressSanitizer+UndefinedBehaviorSanitizer build, both through ctest, and
-#                   a ThreadSanitizer build of the threads and embedding tests
+#                   an AddressSanitizer+UndefinedBehaviorSanitizer build, both through ctest,
+#                   a ThreadSanitizer build of the threads and embedding tests, and every fuzz
+#                   target for 30 s (clang)
 #   ./run.sh bench [--quick]   install, build, run samples/bench (overhead, rate, accuracy,
 #                   memory, formats, LuaJIT's profiler alongside); about 6 minutes, --quick 20 s
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(g++ cmake make pkg-config lua5.4 liblua5.4-dev libboost-context-dev catch2 nlohmann-json3-dev rapidjson-dev zlib1g-dev libcli11-dev golang-go luajit libluajit-5.1-dev love xvfb xauth luarocks valgrind angelscript-dev chromium)
+PACKAGES=(g++ clang libclang-rt-14-dev cmake make pkg-config lua5.4 liblua5.4-dev libboost-context-dev catch2 nlohmann-json3-dev rapidjson-dev zlib1g-dev libcli11-dev golang-go luajit libluajit-5.1-dev love xvfb xauth luarocks valgrind angelscript-dev chromium)
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 install_missing() {
@@ -52,6 +53,10 @@ case "${1:-}" in
     build build-tsan -DSCRIPTPROF_TSAN=ON -- lua_threads_tests embed_tests angelscript_adapter_tests
     echo "== C++ tests under ThreadSanitizer (build-tsan/): states on several threads, fibers, the C API"
     (cd build-tsan && ctest --output-on-failure -j"$JOBS")
+    CC=clang CXX=clang++ build build-fuzz -DSCRIPTPROF_FUZZ=ON -DSCRIPTPROF_TESTS=OFF -DSCRIPTPROF_SAMPLES=OFF \
+      -- fuzz_lispworks fuzz_folded fuzz_speedscope fuzz_sampler fuzz_lms fuzz_roundtrip
+    echo "== fuzzing every reader and the round trip, 30 s each, with coverage of the library (build-fuzz/)"
+    tests/fuzz/run_fuzzers.sh build-fuzz 30
     ;;
   bench)
     install_missing

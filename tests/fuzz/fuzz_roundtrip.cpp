@@ -1,0 +1,33 @@
+// libFuzzer target: whatever a reader accepts (format guessed from the contents), written in each
+// readable format and read back, is the same profile: the same weight, and the same stacks of the
+// same labels (compared as folded lines). Speedscope replaces bytes that are not UTF-8 and the
+// Sampler format keeps 1024 frames of a stack: for those, the weight alone, less the samples
+// outside any function, which neither writes (FORMATS 5.2, 8.3).
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "scriptprof/folded_stacks.hpp"
+#include "scriptprof/profile_io.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  scriptprof::Profile p;
+  std::string error;
+  if (!scriptprof::read_profile_text(text, "", &p, &error)) return 0;
+  scriptprof::FoldedWriteOptions bare;
+  bare.time_scale = false;
+  const std::string stacks = scriptprof::write_folded(p, bare);
+  for (const auto& format : scriptprof::readable_formats()) {
+    std::string out;
+    if (!scriptprof::render_format(p, format, &out, &error)) continue;  // one it cannot hold, said
+    scriptprof::Profile back;
+    if (!scriptprof::read_profile_text(out, format, &back, &error)) std::abort();
+    const bool drops_empty = format == "speedscope" || format == "sampler";
+    const std::uint64_t want = p.sample_weight() - (drops_empty ? p.empty_weight() : 0);
+    if (back.sample_weight() != want) std::abort();
+    if (format != "speedscope" && format != "sampler" && format != "lms" && scriptprof::write_folded(back, bare) != stacks)
+      std::abort();
+  }
+  return 0;
+}
