@@ -5,77 +5,95 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+
 #include "lua_library_tables.hpp"
 #include "lua_sampler.hpp"
 
 namespace scriptprof::lua {
 namespace {
 
-// Lua 5.4's auxresume, with the sampler told before and after the coroutine runs.
-// lua_resume never throws, so the "leave" always follows the "enter".
-int resume_tracked(lua_State* L, lua_State* co, int narg) {
-  LuaSampler* sampler = LuaSampler::of(L);
-  if (!lua_checkstack(co, narg)) {
-    lua_pushliteral(L, "too many arguments to resume");
-    return -1;
-  }
-  lua_xmove(L, co, narg);
-  if (sampler) sampler->enter_coroutine(L, co);
-  int nres = 0;
-  int status = lua_resume(co, L, narg, &nres);
-  if (sampler) sampler->leave_coroutine(co, L);
-  if (status == LUA_OK || status == LUA_YIELD) {
-    if (!lua_checkstack(L, nres + 1)) {
-      lua_pop(co, nres);
-      lua_pushliteral(L, "too many results to resume");
-      return -1;
-    }
-    lua_xmove(co, L, nres);
-    return nres;
-  }
-  lua_xmove(co, L, 1);  // the error object
-  return -1;
+// Each replacement holds the running release's own functions as upvalues and calls them
+// directly, in its own frame: no call level is added (Lua's C-call limit and luaL_where see
+// what they see unprofiled), and results, errors and to-be-closed handling are the release's.
+// Around the call the sampler is told which coroutine runs; the release's function must then
+// not raise between the two, so it is called only where it cannot.
+enum Upvalue { kResume = 1, kClose, kCreate, kWrap, kCloseErrorWins };
+
+lua_CFunction release_function(lua_State* L, int upvalue) {
+  return lua_tocfunction(L, lua_upvalueindex(upvalue));
 }
 
-// Lua 5.4.4 reports a non-thread argument as "thread expected" (checked against lua5.4).
-lua_State* checked_coroutine(lua_State* L) {
-  lua_State* co = lua_tothread(L, 1);
-  luaL_argexpected(L, co, 1, "thread");
-  return co;
+// The release's coroutine.resume on the arguments in L's frame, co (a thread) the first.
+// It raises only on a non-thread first argument, checked before it is called.
+int resume_tracked(lua_State* L, lua_State* co, lua_CFunction resume) {
+  LuaSampler* sampler = LuaSampler::of(L);
+  if (sampler) sampler->enter_coroutine(L, co);
+  int results = resume(L);
+  if (sampler) sampler->leave_coroutine(co, L);
+  return results;
 }
 
 int co_resume(lua_State* L) {
-  lua_State* co = checked_coroutine(L);
-  int r = resume_tracked(L, co, lua_gettop(L) - 1);
-  if (r < 0) {
-    lua_pushboolean(L, 0);
-    lua_insert(L, -2);
-    return 2;  // false, error object
-  }
-  lua_pushboolean(L, 1);
-  lua_insert(L, -(r + 1));
-  return r + 1;  // true, results
+  lua_CFunction resume = release_function(L, kResume);
+  lua_State* co = lua_tothread(L, 1);
+  return co ? resume_tracked(L, co, resume) : resume(L);  // not a thread: the release's error
+}
+
+// The release's coroutine.close of co, the only argument. The __close handlers it runs execute
+// in co, so their samples belong to co, stitched under the closing code. Told only when co is
+// dead or suspended: the release raises for a normal coroutine, and a running one (5.5) closes
+// itself without returning, in the state that runs anyway.
+int close_tracked(lua_State* L, lua_State* co, lua_CFunction close) {
+  lua_Debug ar;
+  const bool switches = co != L && (lua_status(co) != LUA_OK || !lua_getstack(co, 0, &ar));
+  LuaSampler* sampler = switches ? LuaSampler::of(L) : nullptr;
+  if (sampler) sampler->enter_coroutine(L, co);
+  int results = close(L);
+  if (sampler) sampler->leave_coroutine(co, L);
+  return results;
+}
+
+int co_close(lua_State* L) {
+  lua_CFunction close = release_function(L, kClose);
+  lua_State* co = lua_tothread(L, 1);
+  return co ? close_tracked(L, co, close) : close(L);
 }
 
 int co_create(lua_State* L) {
-  luaL_checktype(L, 1, LUA_TFUNCTION);
-  lua_State* co = lua_newthread(L);
-  if (LuaSampler* sampler = LuaSampler::of(L)) sampler->fix_inherited_hook(L, co);
-  lua_pushvalue(L, 1);
-  lua_xmove(L, co, 1);
-  return 1;
+  int results = release_function(L, kCreate)(L);
+  if (LuaSampler* sampler = LuaSampler::of(L)) sampler->fix_inherited_hook(L, lua_tothread(L, -1));
+  return results;
 }
 
-// What a function made by coroutine.wrap does: on an error inside the coroutine, close its
-// to-be-closed variables and propagate the error with position information when it is a string.
+// The function coroutine.wrap returns: the release's resume, then what every 5.4 release's
+// wrapper does with an error from inside the coroutine: close its to-be-closed variables (the
+// release's close) and raise, with the caller's position before a string that is not a memory
+// error. Upvalues: the thread, the release's resume and close, and whether a __close's error
+// replaces the coroutine's (5.4.3 on; close_error_wins).
 int co_wrapped(lua_State* L) {
   lua_State* co = lua_tothread(L, lua_upvalueindex(1));
-  int r = resume_tracked(L, co, lua_gettop(L));
-  if (r >= 0) return r;
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  int r = resume_tracked(L, co, lua_tocfunction(L, lua_upvalueindex(2)));
+  if (lua_toboolean(L, -r)) return r - 1;  // true, results...
+  lua_replace(L, 1);  // false, error: the error object alone
+  lua_settop(L, 1);
   int stat = lua_status(co);
   if (stat != LUA_OK && stat != LUA_YIELD) {  // the error happened inside the coroutine
-    stat = lua_resetthread(co);
-    lua_xmove(co, L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);  // co, error
+    int n = close_tracked(L, co, lua_tocfunction(L, lua_upvalueindex(3)));
+    if (n == 2 && !lua_rawequal(L, -1, 2) && lua_toboolean(L, lua_upvalueindex(4))) {
+      // A __close raised. Its status is not returned by close: a memory error is Lua's own
+      // message (a program raising that very string loses the position, nothing else).
+      const char* s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : nullptr;
+      stat = s && std::strcmp(s, "not enough memory") == 0 ? LUA_ERRMEM : LUA_ERRRUN;
+    } else {
+      lua_settop(L, 2);
+    }
   }
   if (stat != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
     luaL_where(L, 1);
@@ -85,59 +103,78 @@ int co_wrapped(lua_State* L) {
   return lua_error(L);
 }
 
+// The release's wrap, its function replaced by ours around the same thread.
 int co_wrap(lua_State* L) {
-  co_create(L);
-  lua_pushcclosure(L, co_wrapped, 1);
+  int top = lua_gettop(L);
+  release_function(L, kWrap)(L);
+  // The release's wrapper keeps the thread as its only upvalue; anything else is left alone.
+  if (!lua_getupvalue(L, -1, 1) || !lua_isthread(L, -1)) {
+    lua_settop(L, top + 1);
+    return 1;
+  }
+  if (LuaSampler* sampler = LuaSampler::of(L)) sampler->fix_inherited_hook(L, lua_tothread(L, -1));
+  lua_pushvalue(L, lua_upvalueindex(kResume));
+  lua_pushvalue(L, lua_upvalueindex(kClose));
+  lua_pushvalue(L, lua_upvalueindex(kCloseErrorWins));
+  lua_pushcclosure(L, co_wrapped, 4);
   return 1;
 }
 
-// Lua 5.4.4's auxstatus: what coroutine.status would say of co, seen from L.
-enum { kRunning, kDead, kSuspended, kNormal };
-int coroutine_status(lua_State* L, lua_State* co) {
-  if (L == co) return kRunning;
-  switch (lua_status(co)) {
-    case LUA_YIELD:
-      return kSuspended;
-    case LUA_OK: {
-      lua_Debug ar;
-      if (lua_getstack(co, 0, &ar)) return kNormal;  // it has frames: it resumed another
-      return lua_gettop(co) == 0 ? kDead : kSuspended;  // else not started yet
-    }
-    default:
-      return kDead;  // an error ended it
-  }
+// A coroutine body for close_error_wins: a to-be-closed value whose __close raises "close",
+// then the error "body".
+int probe_body(lua_State* L) {
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_pushcfunction(L, [](lua_State* L1) -> int {
+    lua_pushliteral(L1, "close");
+    return lua_error(L1);
+  });
+  lua_setfield(L, -2, "__close");
+  lua_setmetatable(L, -2);
+  lua_toclose(L, -1);
+  lua_pushliteral(L, "body");
+  return lua_error(L);
 }
 
-// Lua 5.4.4's coroutine.close. The __close handlers it runs execute in co, so their samples
-// belong to co, stitched under the closing code.
-int co_close(lua_State* L) {
-  static const char* const names[] = {"running", "dead", "suspended", "normal"};
-  lua_State* co = checked_coroutine(L);
-  int status = coroutine_status(L, co);
-  if (status != kDead && status != kSuspended)
-    return luaL_error(L, "cannot close a %s coroutine", names[status]);
-  LuaSampler* sampler = LuaSampler::of(L);
-  if (sampler) sampler->enter_coroutine(L, co);
-  status = lua_resetthread(co);
-  if (sampler) sampler->leave_coroutine(co, L);
-  if (status == LUA_OK) {
-    lua_pushboolean(L, 1);
-    return 1;
+// Whether the release's wrapper raises a __close's error in place of the coroutine's, as 5.4.3
+// on do (5.4.0-5.4.2 keep the coroutine's): asked of the release itself, once per attach, since
+// every 5.4 reports the same lua_version.
+bool close_error_wins(lua_State* L, lua_CFunction wrap) {
+  int top = lua_gettop(L);
+  bool wins = false;
+  lua_pushcfunction(L, wrap);
+  lua_pushcfunction(L, probe_body);
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_pcall(L, 0, 0, 0) != LUA_OK) {
+    const char* message = lua_tostring(L, -1);
+    wins = message && std::strstr(message, "close") != nullptr;
   }
-  lua_pushboolean(L, 0);
-  lua_xmove(co, L, 1);  // the error object
-  return 2;
+  lua_settop(L, top);
+  return wins;
 }
 
+// Replaces the four functions in `table` by ours, each holding the release's four and the
+// answer of close_error_wins as upvalues. Only when all four are C functions and none is ours:
+// a table replaced before (a second attach) or holding a function the program put there
+// itself stays as it is.
 void replace_in(lua_State* L, int table) {
-  lua_pushcfunction(L, co_close);
-  lua_setfield(L, table, "close");
-  lua_pushcfunction(L, co_create);
-  lua_setfield(L, table, "create");
-  lua_pushcfunction(L, co_resume);
-  lua_setfield(L, table, "resume");
-  lua_pushcfunction(L, co_wrap);
-  lua_setfield(L, table, "wrap");
+  static const char* const names[] = {"resume", "close", "create", "wrap"};  // Upvalue order
+  static const lua_CFunction ours[] = {co_resume, co_close, co_create, co_wrap};
+  int top = lua_gettop(L);
+  for (const char* name : names) {
+    lua_getfield(L, table, name);
+    lua_CFunction f = lua_tocfunction(L, -1);
+    if (!f || std::find(std::begin(ours), std::end(ours), f) != std::end(ours)) {
+      lua_settop(L, top);
+      return;
+    }
+  }
+  lua_pushboolean(L, close_error_wins(L, lua_tocfunction(L, top + kWrap)));
+  for (int i = 0; i < 4; ++i) {
+    for (int u = 1; u <= 5; ++u) lua_pushvalue(L, top + u);
+    lua_pushcclosure(L, ours[i], 5);
+    lua_setfield(L, table, names[i]);
+  }
+  lua_settop(L, top);
 }
 
 }  // namespace

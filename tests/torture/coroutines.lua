@@ -88,3 +88,31 @@ dofile("rounds.lua")(200, round)
 local function nest(n) local co = coroutine.wrap(function() return nest(n + 1) end) return co() end
 local ok, e = pcall(nest, 1)
 print("nested resumes", ok, e)
+-- Resumes nested as deep as Lua allows: the same depth (the profiler adds no C call level).
+local depth = 0
+local function dive()
+  depth = depth + 1
+  local ok, e = coroutine.resume(coroutine.create(dive))
+  if not ok then error(e, 0) end
+end
+print("resume depth", pcall(dive), depth)
+-- A __close that raises while a wrapped coroutine unwinds its error: the close's error goes on.
+local wc = coroutine.wrap(function()
+  local x <close> = setmetatable({}, {__close = function() error("in __close", 0) end})
+  error("in body", 0)
+end)
+print("__close error through wrap", pcall(wc))
+-- Closes nested through __close handlers: the same result at the same depth.
+local function closer(nxt)
+  local co = coroutine.create(function()
+    local x <close> = setmetatable({}, {__close = function()
+      if nxt then local ok, e = coroutine.close(nxt); if not ok then error(e, 0) end end
+    end})
+    coroutine.yield()
+  end)
+  coroutine.resume(co)
+  return co
+end
+local top
+for _ = 1, 300 do top = closer(top) end
+print("close chain of 300", coroutine.close(top))
