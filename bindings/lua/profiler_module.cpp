@@ -95,15 +95,18 @@ const luaL_Reg kFunctions[] = {
 #if LUA_VERSION_NUM == 504
 namespace {
 
-// The Lua that loaded this module, when it is not 5.4: the module's Lua API references are weak
-// (cmake/ScriptprofWeakLua.cmake), so another Lua gets this far and is told which module it
-// needs rather than "undefined symbol: lua_rawgetp". Only functions every Lua has are called.
-const char* other_lua() {
-  if (lua_newuserdatauv && lua_resetthread && lua_rotate && lua_toclose) return nullptr;
+// The Lua that loaded this module, when it is not 5.4 (empty when it is): the module's Lua API
+// references are weak (cmake/ScriptprofWeakLua.cmake), so another Lua gets this far and is told
+// which module it needs rather than "undefined symbol: lua_rawgetp". Only functions that Lua has
+// are called: lua_version returns the number from 5.4 on (a pointer in 5.2 and 5.3).
+std::string other_lua(lua_State* L) {
   if (dlsym(RTLD_DEFAULT, "luaJIT_setmode")) return "LuaJIT";
   if (!lua_absindex) return "Lua 5.1";
   if (!lua_rotate) return "Lua 5.2";
-  return "Lua 5.3";
+  if (!lua_newuserdatauv || !lua_toclose || !lua_version) return "Lua 5.3";
+  const int number = static_cast<int>(lua_version(L));
+  if (number == 504) return "";
+  return "Lua " + std::to_string(number / 100) + "." + std::to_string(number % 100);
 }
 
 }  // namespace
@@ -111,10 +114,10 @@ const char* other_lua() {
 
 extern "C" int luaopen_profiler(lua_State* L) {
 #if LUA_VERSION_NUM == 504
-  if (const char* other = other_lua()) {
-    std::string message = std::string("profiler: this module is built for Lua 5.4, and this is ") + other +
-                          (std::string(other) == "LuaJIT" ? ": require it from build/lib/luajit (lib/lua/5.1 when installed)"
-                                                          : ": build scriptprof against this Lua's headers");
+  if (std::string other = other_lua(L); !other.empty()) {
+    std::string message = "profiler: this module is built for Lua 5.4 (5.4.0-5.4.8), and this is " + other +
+                          (other == "LuaJIT" ? ": require it from build/lib/luajit (lib/lua/5.1 when installed)"
+                                             : ": build scriptprof against this Lua's headers");
     lua_pushstring(L, message.c_str());
     return lua_error(L);
   }

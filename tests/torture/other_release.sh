@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Lua 5.4 module in another 5.4 release's interpreter: each torture script prints and exits
-# the same with the profiler started (10 kHz CPU, 10 kHz wall, call counting) as without.
+# the same with the profiler started (10 kHz CPU, 10 kHz wall, call counting) as without. In a
+# release that is not 5.4 (5.5.0), require refuses with a message naming it.
 #   tests/torture/other_release.sh BUILD VERSION
 # The release is built by ../shared/lua/build.sh into BUILD/lua-VERSION once; without that
 # script (a checkout alone) the test is skipped (exit 77).
@@ -15,6 +16,13 @@ if [[ ! -x $lua ]]; then
     { echo "FAIL: cannot build Lua $version (see $build/lua-$version.log)"; exit 1; }
 fi
 export LUA_CPATH="$build/lib/?.so;;"
+if [[ $version != 5.4.* ]]; then
+  # Not a 5.4: refused at require, naming the Lua it is and the releases the module serves.
+  want="profiler: this module is built for Lua 5.4 (5.4.0-5.4.8), and this is Lua ${version%.*}: build"
+  got=$("$lua" -e 'local ok, e = pcall(require, "profiler") print(ok, e)' 2>&1)
+  [[ $got == "false	$want"* ]] && { echo "PASS: Lua $version: $got"; exit 0; }
+  echo "FAIL: Lua $version: '$got', expected false and '$want...'"; exit 1
+fi
 cd "$here"
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 failures=0
