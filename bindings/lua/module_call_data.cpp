@@ -164,6 +164,10 @@ int l_health(lua_State* L) {
   lua_pushboolean(L, h.limit_reached);
   lua_setfield(L, -2, "max_samples_reached");
   set_count(L, -1, "off_cpu", h.off_cpu);
+  if (!h.internals.empty()) {
+    lua_pushstring(L, h.internals.c_str());
+    lua_setfield(L, -2, "internals");  // the interpreter layout verified, or "public API only"
+  }
   if (h.signal_lost_at >= 0) {
     // The program took the timer's signal: no sample after this many seconds.
     lua_pushnumber(L, h.signal_lost_at);

@@ -59,7 +59,7 @@ FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
 void LuaSampler::update_quick_counting() {
   quick_counting_ = counting_ && count_list_.empty() && !program_hooks_ &&
                     g_function_pointer_agreements.load(std::memory_order_relaxed) >= kFunctionPointerChecks &&
-                    g_state_layout_verified.load(std::memory_order_relaxed);
+                    g_state_layout_verified.load(std::memory_order_acquire);
 }
 
 void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {

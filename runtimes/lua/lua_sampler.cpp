@@ -93,7 +93,16 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   settings_ = settings;
   counting_ = engine_.counting();
   learn_c_names(L);
-  verify_state_layout(L);  // once per process
+  // Once per process. A Lua whose structs match no 5.4 release's is sampled through the public
+  // API alone, and the profile says so.
+  if (verify_state_layout(L)) {
+    engine_.profile().health.internals = std::string("Lua ") + verified_layout();
+  } else {
+    engine_.profile().health.internals = "public API only";
+    engine_.profile().runtime_note =
+        "This Lua's internals match no 5.4 release's layout: sampled through the public API alone "
+        "(a program's count hook may drift; ticks in C functions go to their Lua callers).";
+  }
   hook_lookup_enter(this, L);
   update_quick_counting();
 
@@ -139,7 +148,7 @@ void LuaSampler::stop() {
     // (on_hook), or are already gone.
     lua_State* running = current_.load();
     for (lua_State* thread : {running, main_})
-      if (thread && lua_gethook(thread) == sampler_hook) lua_sethook(thread, nullptr, 0, 0);
+      if (thread && lua_gethook(thread) == sampler_hook) set_hook(thread, nullptr, 0, 0);
     restore_thread_hooks(main_);
     if (!count_list_.empty()) mark_listed_counted(main_);
   }
@@ -168,6 +177,7 @@ void LuaSampler::finish_limit() {
 ArmResult LuaSampler::arm() {
   lua_State* L = current_.load(std::memory_order_acquire);
   if (!L) return ArmResult::Elsewhere;
+  if (!stack_settled(L)) return ArmResult::NotNow;  // its frames point into a freed block
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (armed == L) {
     if (still_armed(L)) {
@@ -200,6 +210,10 @@ bool LuaSampler::arm(lua_State* L) {
   const int* countdown = (lua_gethookmask(L) & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
   // (Under call counting our own hook is there, carrying the program's: the older way.)
   const bool borrowable = lua_gethook(L) != sampler_hook && (lua_gethookmask(L) & LUA_MASKLINE);
+  // A running state whose status is not OK: Lua 5.4.0-5.4.4 run the __close handlers of a
+  // coroutine being closed with its status still "yielded", and after a count or line hook Lua
+  // takes that status for a yield by the hook and abandons the close. The ticks wait.
+  if (lua_status(L) != LUA_OK) return false;
   if (hook_running(L) || (!borrowable && countdown && *countdown == lua_gethookcount(L))) return false;
   if (!hook_has_room(L)) {
     engine_.drop_pending();
@@ -229,7 +243,7 @@ bool LuaSampler::arm(lua_State* L) {
     const int left = program_countdown ? *program_countdown : 0;
     borrowed_ = true;
     armed_.store(L, std::memory_order_release);
-    lua_sethook(L, sampler_hook, borrowed, saved_.count);
+    set_hook(L, sampler_hook, borrowed, saved_.count);
     if (program_countdown) *program_countdown = left;  // lua_sethook restarted the count
     return true;
   }
@@ -245,7 +259,7 @@ bool LuaSampler::arm(lua_State* L) {
   int events = saved_.mask & (LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE);
   RunningFrame running = running_frame(L);
   if (running.known && !running.c_function) events |= LUA_MASKRET;
-  lua_sethook(L, sampler_hook, LUA_MASKCOUNT | LUA_MASKCALL | events, 1);
+  set_hook(L, sampler_hook, LUA_MASKCOUNT | LUA_MASKCALL | events, 1);
   return true;
 }
 
@@ -255,6 +269,17 @@ bool LuaSampler::arm(lua_State* L) {
 bool LuaSampler::still_armed(lua_State* L) const {
   return armed_.load(std::memory_order_acquire) == L && lua_gethook(L) == sampler_hook &&
          (borrowed_ || (lua_gethookmask(L) & LUA_MASKCOUNT));
+}
+
+// Lua 5.4.0-5.4.2 grow a stack with realloc and then correct every pointer into it: from the
+// realloc until the state's base pointer leaves the old block, its frames lead into freed
+// memory. (A later move of the stack, seen or not, also ends the wait.)
+bool LuaSampler::stack_settled(lua_State* L) {
+  const std::uintptr_t moving = moving_stack_.load(std::memory_order_acquire);
+  if (!moving) return true;
+  if (moving == kStackInRealloc || reinterpret_cast<std::uintptr_t>(stack_block(L)) == moving) return false;
+  moving_stack_.store(0, std::memory_order_relaxed);  // the move is over
+  return true;
 }
 
 // The C function running on L, if any: the sample taken at the next safe point charges it even
@@ -275,10 +300,10 @@ void LuaSampler::disarm(bool fired) {
       // The program's count went on under our hook: keep where it is.
       int* countdown = (saved_.mask & LUA_MASKCOUNT) ? hook_countdown(armed) : nullptr;
       const int left = countdown ? *countdown : 0;
-      lua_sethook(armed, saved_.hook, saved_.mask, saved_.count);
+      set_hook(armed, saved_.hook, saved_.mask, saved_.count);
       if (countdown) *countdown = left;
     } else {
-      lua_sethook(armed, saved_.hook, saved_.mask, saved_.count);
+      set_hook(armed, saved_.hook, saved_.mask, saved_.count);
       int* countdown = fired || saved_.countdown <= 0 ? nullptr : hook_countdown(armed);
       if (countdown) *countdown = saved_.countdown;
     }
@@ -354,7 +379,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   if (counting_ && engine_.active())
     install_counting_hook(L, L);
   else
-    lua_sethook(L, nullptr, 0, 0);
+    set_hook(L, nullptr, 0, 0);
 }
 
 void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {

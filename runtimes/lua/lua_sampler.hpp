@@ -177,6 +177,20 @@ class LuaSampler final : private RuntimeAdapter {
   bool count_call_quickly(lua_State* L, const lua_Debug* ar);
   void start_call_run(FunctionId callee, FunctionId caller);  // a new (callee, caller) pair
   void on_stack_block(const void* old_block);  // from the allocator wrapper: a huge block
+  // From the allocator wrapper around every reallocation of an existing block: whether it is
+  // the running state's stack, moved in place (Lua 5.4.0-5.4.2), whose frames the signal
+  // handler must then not read until Lua has put its pointers right (arm: stack_settled).
+  bool stack_move_begins(const void* block) {
+    lua_State* L = current_.load(std::memory_order_relaxed);
+    if (!L || block != stack_block(L)) return false;
+    moving_stack_.store(kStackInRealloc, std::memory_order_release);
+    return true;
+  }
+  // Addresses as numbers: the old block may be freed, and only its address is kept.
+  void stack_move_ends(std::uintptr_t old_block, std::uintptr_t new_block) {
+    // Moved elsewhere: unsettled while the state still points at the old block.
+    moving_stack_.store(new_block == old_block ? 0 : old_block, std::memory_order_release);
+  }
   // From the allocator wrapper, for every allocation of the program: the common "no sample
   // due" path is inline (through the engine's inline early-outs), so it costs no call.
   void on_alloc(std::size_t bytes) {
@@ -222,6 +236,7 @@ class LuaSampler final : private RuntimeAdapter {
   bool arm(lua_State* L);                          // signal or critical context
   void disarm(bool fired);                         // signal or critical context
   bool still_armed(lua_State* L) const;            // signal context: waiting for its safe point
+  bool stack_settled(lua_State* L);                // signal context: no stack move under way
   void note_c_frame(lua_State* L);                 // signal or critical context
   void take_sample(lua_State* L, bool skip_leaf);
   void append_c_frame(const void* fn);
@@ -289,6 +304,11 @@ class LuaSampler final : private RuntimeAdapter {
   std::atomic<lua_State*> armed_{nullptr};         // state whose hook we replaced, or null
   HostHook saved_;                                 // armed_'s own hook, restored after the sample
   bool borrowed_ = false;                          // armed on the program's own hook's events
+  // A stack being moved (stack_move_begins): kStackInRealloc while the allocator runs, then
+  // the old block while the state's own pointer is still that block (Lua sets it last, after
+  // correcting the rest); null otherwise.
+  static constexpr std::uintptr_t kStackInRealloc = 1;  // no block's address
+  std::atomic<std::uintptr_t> moving_stack_{0};
   PendingCFrame pending_c_;                        // written before armed_ is published
   const void* seek_ci_ = nullptr;                  // a walk looks for this CallInfo...
   bool seen_ci_ = false;                           // ...and says whether it met it

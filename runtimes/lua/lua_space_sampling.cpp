@@ -69,6 +69,13 @@ void* sampling_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) 
   // armed hook: told before the block exists, so no hook can fire in between. A big string or
   // table is not a stack: its ticks stay (a 20 MB string.rep lost 60% of them).
   if (nsize >= kStackBlockNearLimit) s->on_stack_block(ptr);
+  if (ptr && nsize > 0 && s->stack_move_begins(ptr)) {
+    const auto old = reinterpret_cast<std::uintptr_t>(ptr);
+    void* block = Allocator::call(t, ptr, osize, nsize);
+    s->stack_move_ends(old, block ? reinterpret_cast<std::uintptr_t>(block) : old);  // failed: not moved
+    if (kWatch && block && nsize > osize) s->on_alloc(nsize - osize);
+    return block;
+  }
   if (!kWatch) return Allocator::call(t, ptr, osize, nsize);
   // A function object's address may be reused once freed (freeing cannot fail: told first).
   if (nsize == 0 && ptr) s->on_free(ptr);

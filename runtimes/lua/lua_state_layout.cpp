@@ -2,12 +2,13 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 
 namespace scriptprof::lua {
 namespace {
 
-// ---- The mirror (lstate.h, lobject.h of Lua 5.4.0-5.4.4) --------------------------------------
+// ---- The mirror (lstate.h, lobject.h of Lua 5.4.0-5.4.8) --------------------------------------
 
 struct Slot {                // StackValue: a TValue (value, type tag), 16 bytes
   const void* value;         // GC object, or the lua_CFunction of a light C function
@@ -25,38 +26,95 @@ struct CallInfoMirror {
   unsigned short callstatus;  // CIST_C marks a C function
 };
 
-struct StateMirror {
-  void* next;                // CommonHeader
-  unsigned char tt, marked;
-  unsigned char status;
-  unsigned char allowhook;   // 0 while a hook runs
-  unsigned short nci;
-  Slot* top;                 // first free slot
-  void* l_G;
-  CallInfoMirror* ci;        // the running function
-  Slot* stack_last;          // end of the stack (LUA_MINSTACK and EXTRA_STACK stay free)
-  Slot* stack;               // stack base
-  void* openupval;
-  Slot* tbclist;
-  void* gclist;
-  void* twups;
-  void* errorJmp;
-  CallInfoMirror base_ci;    // the first level (C calling Lua)
+// lua_State as each 5.4 release lays it out (lstate.h, "struct lua_State"). The fields up to
+// `ci` and the CallInfo are the same in all; the rest moved twice. StkIdRel (5.4.5 on) is a
+// union of the pointer and an offset used only while the stack is reallocated: a pointer here.
+#define SCRIPTPROF_STATE_HEAD                                                    \
+  void* next; /* CommonHeader */                                                 \
+  unsigned char tt, marked;                                                      \
+  unsigned char status;                                                          \
+  unsigned char allowhook; /* 0 while a hook runs */                             \
+  unsigned short nci;                                                            \
+  Slot* top; /* first free slot */                                               \
+  void* l_G;                                                                     \
+  CallInfoMirror* ci; /* the running function */
+struct StateMirrorHead {
+  SCRIPTPROF_STATE_HEAD
+};
+struct State540 {  // 5.4.0: oldpc a pointer, before the stack; stacksize; no tbclist
+  SCRIPTPROF_STATE_HEAD
+  const void* oldpc;
+  Slot* stack_last;  // end of the stack (LUA_MINSTACK and EXTRA_STACK stay free)
+  Slot* stack;       // stack base
+  void *openupval, *gclist, *twups, *errorJmp;
+  CallInfoMirror base_ci;  // the first level (C calling Lua)
   lua_Hook hook;
   std::ptrdiff_t errfunc;
   std::uint32_t nCcalls;
-  int oldpc;
-  int basehookcount;
-  int hookcount;             // instructions left before the count hook
-  int hookmask;
+  int stacksize, basehookcount, hookcount, hookmask;
 };
+struct State541 {  // 5.4.1: oldpc an index, after nCcalls; stacksize; no tbclist
+  SCRIPTPROF_STATE_HEAD
+  Slot *stack_last, *stack;
+  void *openupval, *gclist, *twups, *errorJmp;
+  CallInfoMirror base_ci;
+  lua_Hook hook;
+  std::ptrdiff_t errfunc;
+  std::uint32_t nCcalls;
+  int oldpc, stacksize, basehookcount, hookcount, hookmask;
+};
+struct State542 {  // 5.4.2: no stacksize, no tbclist
+  SCRIPTPROF_STATE_HEAD
+  Slot *stack_last, *stack;
+  void *openupval, *gclist, *twups, *errorJmp;
+  CallInfoMirror base_ci;
+  lua_Hook hook;
+  std::ptrdiff_t errfunc;
+  std::uint32_t nCcalls;
+  int oldpc, basehookcount, hookcount, hookmask;
+};
+struct State543 {  // 5.4.3-5.4.8: tbclist after openupval
+  SCRIPTPROF_STATE_HEAD
+  Slot *stack_last, *stack;
+  void* openupval;
+  Slot* tbclist;
+  void *gclist, *twups, *errorJmp;
+  CallInfoMirror base_ci;
+  lua_Hook hook;
+  std::ptrdiff_t errfunc;
+  std::uint32_t nCcalls;
+  int oldpc, basehookcount, hookcount, hookmask;
+};
+#undef SCRIPTPROF_STATE_HEAD
+
+// Where the fields that moved are, per release range: the one the running Lua matches is
+// chosen at verification (every 5.4 reports lua_version 504).
+struct StateLayout {
+  const char* releases;
+  std::size_t stack_last, stack, base_ci, hook, basehookcount, hookcount, hookmask;
+  std::size_t oldpc_pointer;  // 5.4.0's lua_sethook moves the line hook's oldpc; else 0
+};
+#define SCRIPTPROF_LAYOUT(T, name, oldpc_pointer)                                                   \
+  StateLayout {                                                                                     \
+    name, offsetof(T, stack_last), offsetof(T, stack), offsetof(T, base_ci), offsetof(T, hook),     \
+        offsetof(T, basehookcount), offsetof(T, hookcount), offsetof(T, hookmask), oldpc_pointer    \
+  }
+// Newest first: the likeliest.
+constexpr StateLayout kLayouts[] = {
+    SCRIPTPROF_LAYOUT(State543, "5.4.3-5.4.8", 0),
+    SCRIPTPROF_LAYOUT(State542, "5.4.2", 0),
+    SCRIPTPROF_LAYOUT(State541, "5.4.1", 0),
+    SCRIPTPROF_LAYOUT(State540, "5.4.0", offsetof(State540, oldpc)),
+};
+constexpr std::size_t kOldpc540 = offsetof(State540, oldpc);
+#undef SCRIPTPROF_LAYOUT
 
 static_assert(sizeof(void*) == 8 && sizeof(Slot) == 16 && sizeof(CallInfoMirror) == 64,
               "the mirror is of the 64-bit layout");
-static_assert(offsetof(StateMirror, l_G) == offsetof(StateStackPrefix, l_G) &&
-                  offsetof(StateMirror, stack_last) == offsetof(StateStackPrefix, stack_last) &&
-                  offsetof(StateMirror, stack) == offsetof(StateStackPrefix, stack),
-              "the header's prefix is the mirror's");
+static_assert(offsetof(State543, l_G) == offsetof(StateStackPrefix, l_G) &&
+                  offsetof(State543, allowhook) == offsetof(StateStackPrefix, allowhook) &&
+                  offsetof(State543, ci) == offsetof(StateStackPrefix, ci),
+              "the header's prefix is every release's");
 
 constexpr unsigned short kCistC = 1 << 1;    // CIST_C
 constexpr unsigned char kLightCFunction = 0x16;  // LUA_VLCF
@@ -65,20 +123,30 @@ constexpr unsigned char kTagBits = 0x3f;
 
 std::mutex g_verify_mutex;  // states on several threads may start at once
 bool g_tried = false;  // under g_verify_mutex; the answer is g_state_layout_verified
+const StateLayout* g_layout = &kLayouts[0];  // the one verified (set before the flag)
 
-const StateMirror* mirror(lua_State* L) { return reinterpret_cast<const StateMirror*>(L); }
 bool verified() { return g_state_layout_verified.load(std::memory_order_relaxed); }
+
+// L's fields through the chosen layout: the common head as a struct, the rest by offset.
+const StateMirrorHead* head(lua_State* L) { return reinterpret_cast<const StateMirrorHead*>(L); }
+template <typename T>
+T& field(lua_State* L, std::size_t offset) {
+  return *reinterpret_cast<T*>(reinterpret_cast<char*>(L) + offset);
+}
+Slot* stack_last(lua_State* L) { return field<Slot*>(L, g_layout->stack_last); }
+Slot* stack_base(lua_State* L) { return field<Slot*>(L, g_layout->stack); }
+const CallInfoMirror* base_ci(lua_State* L) { return &field<CallInfoMirror>(L, g_layout->base_ci); }
 
 // ---- Verification ------------------------------------------------------------------------------
 
 void probe_hook(lua_State*, lua_Debug*) {}
 int g_allowhook_inside = -1;  // the byte as seen from inside a hook (under g_verify_mutex)
-void reading_hook(lua_State* L, lua_Debug*) { g_allowhook_inside = mirror(L)->allowhook; }
+void reading_hook(lua_State* L, lua_Debug*) { g_allowhook_inside = head(L)->allowhook; }
 int nothing(lua_State*) { return 0; }
 
 bool g_probe_ok = false;  // under g_verify_mutex
 int probe(lua_State* L) {
-  const StateMirror* s = mirror(L);
+  const StateMirrorHead* s = head(L);
   lua_Debug ar;
   bool ok = lua_getstack(L, 0, &ar) && static_cast<const void*>(s->ci) == ar.i_ci &&
             (s->ci->callstatus & kCistC) && s->ci->func->tt == kLightCFunction &&
@@ -86,14 +154,14 @@ int probe(lua_State* L) {
   // The caller is Lua or the base CallInfo; walking down ends at base_ci, whose slot is the base.
   const CallInfoMirror* ci = s->ci;
   while (ok && ci->previous) ci = ci->previous;
-  ok = ok && ci == &s->base_ci && ci->func == s->stack;
+  ok = ok && ci == base_ci(L) && ci->func == stack_base(L);
   // top against lua_gettop, before and after pushes; the end of the stack after a check.
   ok = ok && s->top - (s->ci->func + 1) == lua_gettop(L);
   if (ok && lua_checkstack(L, 1000)) {
     lua_pushnil(L);
     lua_pushnil(L);
-    ok = s->top - (s->ci->func + 1) == lua_gettop(L) && s->stack_last - s->top >= 998 &&
-         s->stack_last - s->stack <= LUAI_MAXSTACK;
+    ok = s->top - (s->ci->func + 1) == lua_gettop(L) && stack_last(L) - s->top >= 998 &&
+         stack_last(L) - stack_base(L) <= LUAI_MAXSTACK;
     lua_pop(L, 2);
   }
   // A C closure's function.
@@ -107,53 +175,70 @@ int probe(lua_State* L) {
   return 0;
 }
 
+// Whether g_layout's fields agree with the public API on L (its hook is set and restored, and
+// a probe C function is called).
+bool layout_agrees(lua_State* L) {
+  // The hook fields, through lua_sethook.
+  bool ok = true;
+  for (int n : {12345, 54321}) {
+    lua_sethook(L, probe_hook, LUA_MASKCOUNT, n);
+    ok = ok && field<lua_Hook>(L, g_layout->hook) == probe_hook && field<int>(L, g_layout->basehookcount) == n &&
+         field<int>(L, g_layout->hookcount) == n && field<int>(L, g_layout->hookmask) == LUA_MASKCOUNT;
+  }
+  lua_sethook(L, nullptr, 0, 0);
+  if (!ok) return false;
+  // allowhook: 1 here, 0 inside a hook. Read inside a C function called under a call hook.
+  if (head(L)->allowhook != 1 || !lua_checkstack(L, 2)) return false;
+  g_allowhook_inside = -1;
+  lua_sethook(L, reading_hook, LUA_MASKCALL, 0);
+  lua_pushcfunction(L, nothing);
+  lua_call(L, 0, 0);
+  lua_sethook(L, nullptr, 0, 0);
+  if (g_allowhook_inside != 0) return false;
+  // The call information, inside a C function.
+  g_probe_ok = false;
+  lua_pushcfunction(L, probe);
+  lua_call(L, 0, 0);
+  return g_probe_ok;
+}
+
 }  // namespace
 
 bool verify_state_layout(lua_State* L) {
   std::lock_guard<std::mutex> lock(g_verify_mutex);
   if (g_tried) return verified();
   g_tried = true;
-  const StateMirror* s = mirror(L);
   lua_Hook hook = lua_gethook(L);
   int mask = lua_gethookmask(L), count = lua_gethookcount(L);
-  // The hook fields, through lua_sethook.
-  bool ok = true;
-  for (int n : {12345, 54321}) {
-    lua_sethook(L, probe_hook, LUA_MASKCOUNT, n);
-    ok = ok && s->hook == probe_hook && s->basehookcount == n && s->hookcount == n &&
-         s->hookmask == LUA_MASKCOUNT;
-  }
-  lua_sethook(L, nullptr, 0, 0);
-  // allowhook: 1 here, 0 inside a hook. Read inside a C function called under a call hook.
-  ok = ok && s->allowhook == 1;
-  if (ok && lua_checkstack(L, 2)) {
-    lua_sethook(L, reading_hook, LUA_MASKCALL, 0);
-    lua_pushcfunction(L, nothing);
-    lua_call(L, 0, 0);
-    lua_sethook(L, nullptr, 0, 0);
-    ok = g_allowhook_inside == 0;
-    // The call information, inside a C function.
-    g_probe_ok = false;
-    lua_pushcfunction(L, probe);
-    lua_call(L, 0, 0);
-    ok = ok && g_probe_ok;
+  const void* oldpc540 = field<const void*>(L, kOldpc540);  // inside lua_State in every layout
+  bool ok = false;
+  for (const StateLayout& layout : kLayouts) {
+    g_layout = &layout;
+    if ((ok = layout_agrees(L))) break;
   }
   lua_sethook(L, hook, mask, count);
-  g_state_layout_verified.store(ok, std::memory_order_relaxed);
+  if (ok && g_layout->oldpc_pointer) field<const void*>(L, kOldpc540) = oldpc540;
+  if (ok) {
+    g_stack_bounds.last = g_layout->stack_last;
+    g_stack_bounds.base = g_layout->stack;
+  }
+  g_state_layout_verified.store(ok, std::memory_order_release);
   return ok;
 }
 
+const char* verified_layout() { return verified() ? g_layout->releases : nullptr; }
+
 int* hook_countdown(lua_State* L) {
   if (!verified()) return nullptr;
-  return &reinterpret_cast<StateMirror*>(L)->hookcount;
+  return &field<int>(L, g_layout->hookcount);
 }
 
-bool hook_running(lua_State* L) { return verified() && mirror(L)->allowhook == 0; }
+bool hook_running(lua_State* L) { return verified() && head(L)->allowhook == 0; }
 
 RunningFrame running_frame(lua_State* L) {
   RunningFrame f;
   if (!verified()) return f;
-  const StateMirror* s = mirror(L);
+  const StateMirrorHead* s = head(L);
   const CallInfoMirror* ci = s->ci;
   if (ci == nullptr) return f;
   f.known = true;
@@ -164,14 +249,14 @@ RunningFrame running_frame(lua_State* L) {
   // (a C closure's tag with a number's bits). Only a light C function's value is the function
   // itself; the sampler accepts it only if it is a C function it knows.
   const Slot* slot = ci->func;
-  if (f.c_function && slot >= s->stack && slot < s->top && (slot->tt & kTagBits) == kLightCFunction)
+  if (f.c_function && slot >= stack_base(L) && slot < s->top && (slot->tt & kTagBits) == kLightCFunction)
     f.c_fn = slot->value;
   return f;
 }
 
 bool hook_has_room(lua_State* L) {
   if (!verified()) return true;
-  const StateMirror* s = mirror(L);
+  const StateMirrorHead* s = head(L);
   if (verified_stack_far_below_limit(L)) return true;
   const CallInfoMirror* ci = s->ci;
   if (ci == nullptr) return false;
@@ -179,7 +264,7 @@ bool hook_has_room(lua_State* L) {
   if (ci->callstatus & kCistC) {
     // A C function may fill the whole stack it has before the next safe point; growing it past
     // that goes through the allocator, which disarms (stack_block_near_limit).
-    high = s->stack_last - s->stack;
+    high = stack_last(L) - stack_base(L);
   } else {
     // The next safe point is in this frame or in a frame it calls, whose slots begin at most at
     // the highest top seen here (ci->top may be stale while a call is being set up; its caller's
@@ -187,13 +272,22 @@ bool hook_has_room(lua_State* L) {
     const Slot* top = s->top;
     if (ci->top > top) top = ci->top;
     if (ci->previous && ci->previous->top > top) top = ci->previous->top;
-    high = top - s->stack;
+    high = top - stack_base(L);
   }
   return high >= 0 && high + kHookReach <= LUAI_MAXSTACK;
 }
 
+void set_hook(lua_State* L, lua_Hook hook, int mask, int count) {
+  if (!verified() || !g_layout->oldpc_pointer) return lua_sethook(L, hook, mask, count);
+  const void* oldpc = field<const void*>(L, g_layout->oldpc_pointer);
+  lua_sethook(L, hook, mask, count);
+  field<const void*>(L, g_layout->oldpc_pointer) = oldpc;
+}
+
+const void* stack_block(lua_State* L) { return verified() ? stack_base(L) : nullptr; }
+
 bool may_be_stack_of(lua_State* L, const void* block) {
-  return !verified() || (block != nullptr && block == mirror(L)->stack);
+  return !verified() || (block != nullptr && block == stack_base(L));
 }
 
 std::size_t stack_block_near_limit() {

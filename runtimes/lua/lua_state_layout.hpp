@@ -13,9 +13,10 @@
 // - A tick that lands in a C function should be charged to it even when it returns before the
 //   next safe point: the signal handler notes which C function runs (running_frame).
 //
-// The mirror is Lua 5.4.0-5.4.4's layout (64-bit). If any check at start fails, every function
-// here answers "unknown" (nullptr, false, RunningFrame::known false) and the sampler keeps to
-// what the public API allows: counts may drift, C functions are charged to their callers.
+// The mirror has each 5.4 release's layout (64-bit), one per range where a field moved; the
+// one the running Lua agrees with is chosen. If none does, every function here answers
+// "unknown" (nullptr, false, RunningFrame::known false), the sampler keeps to what the public
+// API allows (counts may drift, C functions are charged to their callers) and says so.
 #pragma once
 extern "C" {
 #include <lua.h>
@@ -25,8 +26,8 @@ extern "C" {
 
 namespace scriptprof::lua {
 
-// Checks the mirrored layout on L (its hook is set and restored, and a probe C function is
-// called). Once per process; true when every field agreed with the public API.
+// Checks the mirrored layouts on L (its hook is set and restored, and a probe C function is
+// called). Once per process; true when one release's layout agreed with the public API.
 bool verify_state_layout(lua_State* L);
 
 // The instructions left before L's count hook fires, or nullptr if not verified. A plain int in
@@ -60,8 +61,9 @@ bool hook_has_room(lua_State* L);
 constexpr std::ptrdiff_t kExtraStack = 5;  // EXTRA_STACK: slots past stack_last in use at times
 constexpr std::ptrdiff_t kHookReach = 1 + 255 + LUA_MINSTACK + kExtraStack + 19;
 
-// lua_State's leading fields up to its stack's bounds (the mirror in the .cpp, which checks
-// they agree): all the counting hook's per-call room check reads.
+// lua_State's leading fields, the same in every 5.4 release (the mirror in the .cpp checks
+// they agree), and where the chosen release keeps its stack's bounds: all the counting hook's
+// per-call room check reads.
 struct StateStackPrefix {
   void* next;
   unsigned char tt, marked, status, allowhook;
@@ -69,10 +71,16 @@ struct StateStackPrefix {
   const void* top;
   void* l_G;
   void* ci;
-  const char* stack_last;  // end of the stack (EXTRA_STACK slots follow)
-  const char* stack;       // stack base
 };
-inline std::atomic<bool> g_state_layout_verified{false};  // set once by verify_state_layout
+struct StackBoundOffsets {
+  std::size_t last = 0, base = 0;  // of stack_last and stack in lua_State
+};
+inline StackBoundOffsets g_stack_bounds;  // set once by verify_state_layout, before the flag
+inline std::atomic<bool> g_state_layout_verified{false};  // set once (release) by verify_state_layout
+
+// Which releases' layout the running Lua was verified to have ("5.4.3-5.4.8"), or nullptr when
+// none agreed and the sampler keeps to the public API.
+const char* verified_layout();
 
 // L's global state (shared by every thread of its universe), read from the state: the hook's
 // quick lookup of its sampler. Meaningful once g_state_layout_verified.
@@ -80,12 +88,23 @@ inline const void* global_state_of(lua_State* L) { return reinterpret_cast<const
 
 // hook_has_room's answer for nearly every stack, inline for the counting hook (every call):
 // true when L's stack, even filled to its end, leaves any hook its slots. False when the
-// stack is that large: ask hook_has_room. Only once g_state_layout_verified.
+// stack is that large: ask hook_has_room. Only once g_state_layout_verified (acquire).
 inline bool verified_stack_far_below_limit(lua_State* L) {
   constexpr std::ptrdiff_t kSlot = 16;  // a StackValue, 64-bit
-  const auto* s = reinterpret_cast<const StateStackPrefix*>(L);
-  return s->stack_last - s->stack <= (LUAI_MAXSTACK - kExtraStack - kHookReach) * kSlot;
+  const char* state = reinterpret_cast<const char*>(L);
+  const char* last = *reinterpret_cast<const char* const*>(state + g_stack_bounds.last);
+  const char* base = *reinterpret_cast<const char* const*>(state + g_stack_bounds.base);
+  return last - base <= (LUAI_MAXSTACK - kExtraStack - kHookReach) * kSlot;
 }
+
+// lua_sethook, leaving what the program's line hook sees as it was: Lua 5.4.0's lua_sethook
+// also sets the "last traced instruction" that decides the next line event. Signal-safe (as
+// lua_sethook is, and field writes on L's own thread). For every hook the sampler sets itself;
+// a program's own debug.sethook goes through lua_sethook, as unprofiled.
+void set_hook(lua_State* L, lua_Hook hook, int mask, int count);
+
+// L's stack block (its base), or nullptr when the layout is not verified. Signal-safe.
+const void* stack_block(lua_State* L);
 
 // Whether reallocating `block` may be growing L's stack: only its own block is (a stack grows
 // by reallocating; a new one starts small). True when the layout is not verified.

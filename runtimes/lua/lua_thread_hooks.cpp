@@ -67,7 +67,7 @@ HostHook LuaSampler::program_hook(lua_State* L, lua_State* thread) {
 void LuaSampler::install_counting_hook(lua_State* L, lua_State* thread) {
   HostHook program = program_hook(L, thread);
   bool was_critical = engine_.enter_critical();  // the signal handler keeps off meanwhile
-  lua_sethook(thread, sampler_hook, LUA_MASKCALL | program.mask, program.count);
+  set_hook(thread, sampler_hook, LUA_MASKCALL | program.mask, program.count);
   engine_.leave_critical(was_critical);
 }
 
@@ -94,7 +94,7 @@ void LuaSampler::restore_thread_hooks(lua_State* L) {
       lua_State* thread = lua_tothread(L, -2);
       auto* record = static_cast<ThreadRecord*>(lua_touserdata(L, -1));
       if (thread && record && lua_gethook(thread) == sampler_hook)
-        lua_sethook(thread, record->program.hook, record->program.mask, record->program.count);
+        set_hook(thread, record->program.hook, record->program.mask, record->program.count);
       lua_pop(L, 1);
     }
   }
@@ -115,7 +115,7 @@ void LuaSampler::lift_counting_hook(lua_State* L) {
   lifted_ = true;
   profile().health.counting_lifts += 1;
   bool was_critical = engine_.enter_critical();
-  lua_sethook(L, record->program.hook, record->program.mask, record->program.count);
+  set_hook(L, record->program.hook, record->program.mask, record->program.count);
   engine_.leave_critical(was_critical);
 }
 
@@ -178,7 +178,7 @@ void LuaSampler::fix_inherited_hook(lua_State* creator, lua_State* created) {
     }
     install_counting_hook(creator, created);
   } else if (lua_gethook(created) == sampler_hook) {
-    lua_sethook(created, visible.hook, visible.mask, visible.count);
+    set_hook(created, visible.hook, visible.mask, visible.count);
   }
 }
 

@@ -53,7 +53,7 @@ LuaSampler* sampler_of_universe(lua_State* L) {
   if (LuaSampler* s = c.sampler)
     s->on_hook(L, ar);
   else
-    lua_sethook(L, nullptr, 0, 0);  // the sampler is gone: leave no trace
+    set_hook(L, nullptr, 0, 0);  // the sampler is gone: leave no trace
 }
 
 }  // namespace
@@ -67,7 +67,7 @@ void sampler_hook(lua_State* L, lua_Debug* ar) {
 void samplers_changed() { g_sampler_generation.fetch_add(1, std::memory_order_acq_rel); }
 
 void hook_lookup_enter(LuaSampler* s, lua_State* L) {
-  if (!g_state_layout_verified.load(std::memory_order_relaxed)) return;
+  if (!g_state_layout_verified.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(g_universe_mutex);
   const void* g = global_state_of(L);
   int free = -1;

@@ -122,4 +122,9 @@ local okx, mx = pcall(profiler.call_data_stats, cd)
 H.check(not okx and mx:find("another profile", 1, true), "old call data is refused: %s", tostring(mx))
 local buf = {}
 profiler.display(setmetatable({}, {}) and io.stdout)
+
+-- The layout of Lua's private structs that the sampler reads is recognised (Debian's 5.4.4 is
+-- one of 5.4.3-5.4.8), not the public-API-only fallback ("public API only").
+profiler.statprof(function() end, {display = false})
+H.check(profiler.health().internals == "Lua 5.4.3-5.4.8", "internals: %s", tostring(profiler.health().internals))
 H.done()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Lua 5.4 module in another 5.4 release's interpreter: each torture script prints and exits
 # the same with the profiler started (10 kHz CPU, 10 kHz wall, call counting) as without. In a
-# release that is not 5.4 (5.5.0), require refuses with a message naming it.
+# release that is not 5.4 (5.5.0), require refuses with a message naming it. The layout of
+# Lua's structs that the sampler reads is recognised as the release's (health().internals).
 #   tests/torture/other_release.sh BUILD VERSION
 # The release is built by ../shared/lua/build.sh into BUILD/lua-VERSION once; without that
 # script (a checkout alone) the test is skipped (exit 77).
@@ -26,6 +27,13 @@ fi
 cd "$here"
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 failures=0
+# The layout of Lua's private structs is recognised as this release's (not the public API only).
+case $version in 5.4.0 | 5.4.1 | 5.4.2) want="Lua $version" ;; *) want="Lua 5.4.3-5.4.8" ;; esac
+got=$("$lua" -e 'local p = require "profiler"; p.start_profiler{}; p.stop_profiler(); print(p.health().internals)' 2>&1)
+if [[ $got != "$want" ]]; then
+  failures=$((failures + 1))
+  echo "FAIL Lua $version: internals '$got', expected '$want'"
+fi
 for script in coroutines.lua errors.lua close.lua values.lua hooks.lua; do
   "$lua" "$script" >"$out/plain" 2>&1; echo "exit $?" >>"$out/plain"
   sed -i 's/0x[0-9a-f]*/0x?/g' "$out/plain"

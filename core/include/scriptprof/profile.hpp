@@ -57,6 +57,9 @@ struct SamplerHealth {
   // then (seconds into the profile; < 0: never). `signal_name` says which signal.
   double signal_lost_at = -1;
   std::string signal_name;
+  // What the adapter reads of the interpreter's private structs: the layout it verified
+  // ("Lua 5.4.3-5.4.8"), "public API only" when none agreed, empty when it reads none.
+  std::string internals;
 };
 
 // Samples per source line of one function (the analogue of Allegro's disassemble-profile).
