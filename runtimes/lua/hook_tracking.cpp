@@ -4,129 +4,101 @@ extern "C" {
 #include <lauxlib.h>
 #include <lualib.h>
 }
-#include <atomic>
-#include <cstring>
-#include <mutex>
+#include <algorithm>
+#include <iterator>
 
 #include "lua_library_tables.hpp"
+#include "lua_registry_keys.hpp"
 #include "lua_sampler.hpp"
 
 namespace scriptprof::lua {
 namespace {
 
-const char kHookKey[] = "_HOOKKEY";  // ldblib.c's registry table: thread -> hook function
-std::atomic<lua_Hook> g_lua_hookf{nullptr};  // ldblib.c's hookf, which calls that function
-std::mutex g_find_mutex;                     // states on several threads may load us at once
+// Each replacement holds the release's own debug.sethook and debug.gethook as upvalues and
+// calls them directly, in its own frame: the argument checks, messages, hook table and hook
+// function are the release's, and no call or return event is added.
+enum Upvalue { kSetHook = 1, kGetHook };
 
-lua_State* getthread(lua_State* L, int* arg) {
-  if (lua_isthread(L, 1)) {
-    *arg = 1;
-    return lua_tothread(L, 1);
-  }
-  *arg = 0;
-  return L;
-}
+lua_State* thread_argument(lua_State* L) { return lua_isthread(L, 1) ? lua_tothread(L, 1) : L; }
 
-void checkstack(lua_State* L, lua_State* L1, int n) {
-  if (L != L1 && !lua_checkstack(L1, n)) luaL_error(L, "stack overflow");
-}
-
-int makemask(const char* smask, int count) {
-  int mask = 0;
-  if (std::strchr(smask, 'c')) mask |= LUA_MASKCALL;
-  if (std::strchr(smask, 'r')) mask |= LUA_MASKRET;
-  if (std::strchr(smask, 'l')) mask |= LUA_MASKLINE;
-  if (count > 0) mask |= LUA_MASKCOUNT;
-  return mask;
-}
-
+// The release's sethook, then what it set is handed to the sampler, which puts its own hook
+// back over it where it must (a pending sample, call counting) and keeps the program's.
 int db_sethook(lua_State* L) {
-  int arg, mask, count;
-  lua_Hook func;
-  lua_State* L1 = getthread(L, &arg);
-  if (lua_isnoneornil(L, arg + 1)) {
-    lua_settop(L, arg + 1);
-    func = nullptr;
-    mask = 0;
-    count = 0;
-  } else {
-    const char* smask = luaL_checkstring(L, arg + 2);
-    luaL_checktype(L, arg + 1, LUA_TFUNCTION);
-    count = static_cast<int>(luaL_optinteger(L, arg + 3, 0));
-    func = g_lua_hookf.load(std::memory_order_relaxed);
-    mask = makemask(smask, count);
-  }
-  if (!luaL_getsubtable(L, LUA_REGISTRYINDEX, kHookKey)) {
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_pushvalue(L, -1);
-    lua_setmetatable(L, -2);
-  }
-  checkstack(L, L1, 1);
-  lua_pushthread(L1);
-  lua_xmove(L1, L, 1);
-  lua_pushvalue(L, arg + 1);
-  lua_rawset(L, -3);
-  if (LuaSampler* sampler = LuaSampler::of(L)) sampler->set_program_hook(L, L1, func, mask, count);
-  else lua_sethook(L1, func, mask, count);
+  lua_State* L1 = thread_argument(L);
+  lua_CFunction sethook = lua_tocfunction(L, lua_upvalueindex(kSetHook));
+  LuaSampler* sampler = LuaSampler::of(L);
+  if (!sampler) return sethook(L);
+  sethook(L);  // raises on bad arguments before it changes anything
+  // Read as the sampler sees it: a tick may have armed over the new hook already (saving it).
+  HostHook set = sampler->program_visible_hook(L, L1);
+  sampler->set_program_hook(L, L1, set.hook, set.mask, set.count);
   return 0;
 }
 
-int db_gethook(lua_State* L) {
-  int arg;
-  lua_State* L1 = getthread(L, &arg);
-  HostHook h = hook_of(L1);
-  if (LuaSampler* sampler = LuaSampler::of(L)) h = sampler->program_visible_hook(L, L1);
-  if (h.hook == nullptr) {
-    luaL_pushfail(L);
-    return 1;
-  }
-  if (h.hook != g_lua_hookf.load(std::memory_order_relaxed)) {
-    lua_pushliteral(L, "external hook");
-  } else {
-    lua_getfield(L, LUA_REGISTRYINDEX, kHookKey);
-    checkstack(L, L1, 1);
-    lua_pushthread(L1);
-    lua_xmove(L1, L, 1);
-    lua_rawget(L, -2);
-    lua_remove(L, -2);
-  }
-  char buff[5];
-  int i = 0;
-  if (h.mask & LUA_MASKCALL) buff[i++] = 'c';
-  if (h.mask & LUA_MASKRET) buff[i++] = 'r';
-  if (h.mask & LUA_MASKLINE) buff[i++] = 'l';
-  buff[i] = '\0';
-  lua_pushstring(L, buff);
-  lua_pushinteger(L, h.count);
-  return 3;
-}
-
-// Lua's hookf, taken from the stock debug.sethook on a scratch thread.
-bool find_lua_hookf(lua_State* L, int debug_table) {
-  std::lock_guard<std::mutex> lock(g_find_mutex);
-  if (g_lua_hookf.load()) return true;
-  if (lua_getfield(L, debug_table, "sethook") != LUA_TFUNCTION) {
+// The thread debug.gethook reads in L1's place while the sampler's hook is on L1: it holds the
+// program's hook (and the same entry in the release's hook table), and never runs, so the
+// release's gethook answers for the program and nothing on L1 changes.
+inline const char kStandInKey = 0;
+lua_State* stand_in(lua_State* L, lua_State* L1, const HostHook& program) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kStandInKey) != LUA_TTHREAD) {
     lua_pop(L, 1);
-    return false;
+    lua_newthread(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &kStandInKey);
   }
-  lua_State* scratch = lua_newthread(L);  // sethook, thread
-  lua_insert(L, -2);                      // thread, sethook
-  lua_pushvalue(L, -2);                   // thread, sethook, thread
-  lua_pushcfunction(L, [](lua_State*) { return 0; });
-  lua_pushliteral(L, "c");
-  bool ok = lua_pcall(L, 3, 0, 0) == LUA_OK;
-  if (ok) g_lua_hookf = lua_gethook(scratch);
-  lua_pop(L, ok ? 1 : 2);  // the thread (and the error)
-  return g_lua_hookf.load() != nullptr;
+  lua_State* S = lua_tothread(L, -1);  // left on the stack
+  lua_sethook(S, program.hook, program.mask, program.count);
+  // ldblib keeps each thread's hook function in the registry's "_HOOKKEY" table.
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "_HOOKKEY") == LUA_TTABLE) {
+    lua_pushvalue(L, -2);  // S
+    if (L1 == L) lua_pushthread(L);
+    else {
+      lua_pushthread(L1);
+      lua_xmove(L1, L, 1);
+    }
+    lua_rawget(L, -3);  // the function set for L1
+    lua_rawset(L, -3);
+  }
+  lua_pop(L, 1);
+  return S;
 }
 
+int db_gethook(lua_State* L) {
+  lua_State* L1 = thread_argument(L);
+  lua_CFunction gethook = lua_tocfunction(L, lua_upvalueindex(kGetHook));
+  LuaSampler* sampler = LuaSampler::of(L);
+  if (!sampler || lua_gethook(L1) != sampler_hook) return gethook(L);
+  HostHook program = sampler->program_visible_hook(L, L1);
+  if (!lua_checkstack(L, 4)) return luaL_error(L, "stack overflow");
+  const bool thread_given = lua_isthread(L, 1);
+  stand_in(L, L1, program);
+  if (thread_given) lua_replace(L, 1);  // gethook(S) for gethook(L1)
+  else lua_insert(L, 1);                // gethook(S) for gethook()
+  return gethook(L);
+}
+
+// Replaces sethook and gethook in `table` by ours holding the release's two. Only when both are
+// C functions and neither is ours: a table replaced before (a second attach) or holding a
+// program's own function stays as it is.
 void replace_in(lua_State* L, int table) {
-  if (!find_lua_hookf(L, table)) return;
-  lua_pushcfunction(L, db_sethook);
-  lua_setfield(L, table, "sethook");
-  lua_pushcfunction(L, db_gethook);
-  lua_setfield(L, table, "gethook");
+  static const char* const names[] = {"sethook", "gethook"};  // Upvalue order
+  static const lua_CFunction ours[] = {db_sethook, db_gethook};
+  int top = lua_gettop(L);
+  for (const char* name : names) {
+    lua_getfield(L, table, name);
+    lua_CFunction f = lua_tocfunction(L, -1);
+    if (!f || std::find(std::begin(ours), std::end(ours), f) != std::end(ours)) {
+      lua_settop(L, top);
+      return;
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    lua_pushvalue(L, top + 1);
+    lua_pushvalue(L, top + 2);
+    lua_pushcclosure(L, ours[i], 2);
+    lua_setfield(L, table, names[i]);
+  }
+  lua_settop(L, top);
 }
 
 }  // namespace

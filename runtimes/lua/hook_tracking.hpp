@@ -1,10 +1,10 @@
-// debug.sethook and debug.gethook as Lua 5.4.4 has them, told to the sampler.
+// debug.sethook and debug.gethook through the running release's own, told to the sampler.
 //
 // The profiler puts its own hook on a thread (to take a pending sample, and on every thread
 // while counting calls). A program that sets its hook meanwhile must not remove ours, and one
-// that asks for its hook must get the one it set. These replacements do exactly what ldblib.c
-// does (same checks, messages and registry table, and Lua's own hook function, found by setting
-// a hook once), with the hook itself kept by the sampler.
+// that asks for its hook must get the one it set. The replacements call the release's
+// functions (its checks, messages, registry table and hook function), and the sampler keeps
+// the program's hook under its own.
 #pragma once
 extern "C" {
 #include <lua.h>

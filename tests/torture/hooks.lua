@@ -56,3 +56,17 @@ end)
 debug.sethook()
 print("error from hook", ok, e)
 print("after", debug.gethook())
+-- Bad arguments: the release's own messages.
+print("sethook without a mask", pcall(debug.sethook, function() end))
+print("sethook with a number", pcall(debug.sethook, 42, "c"))
+print("sethook on a thread, bad count", pcall(debug.sethook, coroutine.create(print), print, "c", "x"))
+local function named() debug.sethook(print, 7) end
+print("sethook from a named call", pcall(named))
+-- gethook of another thread with a hook of its own, and of one without.
+local co3 = coroutine.create(function() end)
+local h3 = function() end
+debug.sethook(co3, h3, "r", 3)
+local f3, m3, c3 = debug.gethook(co3)
+print("gethook of a hooked thread", f3 == h3, m3, c3)
+debug.sethook(co3)
+print("gethook of an unhooked thread", debug.gethook(co3))
