@@ -208,8 +208,10 @@ bool LuaSampler::arm(lua_State* L) {
   // Likewise when the program's count has just restarted: its count hook may be about to be
   // called, and arming now would take that call and lose the program's event.
   const int* countdown = (lua_gethookmask(L) & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
-  // (Under call counting our own hook is there, carrying the program's: the older way.)
-  const bool borrowable = lua_gethook(L) != sampler_hook && (lua_gethookmask(L) & LUA_MASKLINE);
+  // The program's hook has line or count events, on its own or carried by our counting hook:
+  // its events are borrowed (below).
+  const bool borrowable = (lua_gethook(L) != sampler_hook || counting_) &&
+                          (lua_gethookmask(L) & (LUA_MASKLINE | LUA_MASKCOUNT));
   // A running state whose status is not OK: Lua 5.4.0-5.4.4 run the __close handlers of a
   // coroutine being closed with its status still "yielded", and after a count or line hook Lua
   // takes that status for a yield by the hook and abandons the close. The ticks wait.
@@ -230,13 +232,12 @@ bool LuaSampler::arm(lua_State* L) {
     saved_.countdown = left ? *left : -1;
     note_c_frame(L);
   }
-  // The program's own hook is set with line events: borrow its events rather than make ours.
+  // The program's own hook has line or count events: borrow its events rather than make ours.
   // Our hook takes its place with its mask and count, its countdown put back as it was, so the
-  // next event it would have had is the safe point and is passed on to it: it sees every event
-  // as unprofiled (a count of ours, restarting, shifted its count events and Lua's line
-  // tracking). Other masks keep the older way below: with no line events of its own, a line
-  // event of ours would reach it from the instruction of our count event (Lua reads the mask
-  // once per instruction).
+  // next event it would have had (or a call) is the safe point and is passed on to it: it sees
+  // every event as unprofiled (a count of ours, restarting, shifted its count events and Lua's
+  // line tracking). Under call counting our hook already carries the program's: it stays. Call
+  // and return masks keep the older way below (a count of ours, which they do not see).
   if (!rearm && borrowable) {
     const int borrowed = saved_.mask | LUA_MASKCALL;
     int* program_countdown = (saved_.mask & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;

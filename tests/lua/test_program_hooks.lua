@@ -1,6 +1,7 @@
 -- A program's own hook sees every event exactly as unprofiled, in every mode at 10 kHz: the same
 -- sequence of call, return, line and count events (with their lines), for each kind of mask (a
--- hook with line events lends the sampler its events for safe points), and samples still come.
+-- hook with line or count events lends the sampler its events for safe points), and samples
+-- still come.
 local H = dofile("harness.lua")
 local profiler = require "profiler"
 
@@ -32,20 +33,17 @@ local modes = {
   {name = "10 kHz wall", hz = 10000, clock = "wall"},
   {name = "10 kHz + calls", hz = 10000, count_calls = true},
 }
--- Not yet exact, and so not here (the host-safety issue's note says so): a count hook without
--- line events ("" 7, "c" 250: a count event now and then moves by an instruction), and count
--- hooks under call counting (one event in 350,000 with "lc" 1000).
-for _, hook in ipairs{{"lc", 1000}, {"l", 0}, {"c", 0}, {"r", 0}, {"crl", 0}, {"l", 5}} do
+-- Masks with line or count events lend their events; call and return masks see none of ours.
+-- Count hooks of 1 would starve a sampler that waits for the count to move: they sample too.
+for _, hook in ipairs{{"lc", 1000}, {"l", 0}, {"c", 0}, {"r", 0}, {"crl", 0}, {"l", 5}, {"", 7}, {"c", 250}, {"", 1}, {"r", 3}} do
   local mask, count = hook[1], hook[2]
   local plain, np = trace(mask, count)
   for _, m in ipairs(modes) do
-    if m.count_calls and count > 0 then goto next_mode end
     local got, ng, samples = trace(mask, count, {hz = m.hz, clock = m.clock, count_calls = m.count_calls})
     local what = string.format("mask %q count %d, %s", mask, count, m.name)
     local diff = first_difference(plain, np, got, ng)
     H.check(ng == np and not diff, "%s: %d events against %d; %s", what, ng, np, diff or "")
     H.check(samples > 10, "%s: the profiler still sampled (%d samples)", what, samples)
-    ::next_mode::
   end
 end
 
