@@ -5,9 +5,7 @@ extern "C" {
 #include <lualib.h>
 }
 
-#include <algorithm>
 #include <cstring>
-#include <iterator>
 
 #include "lua_library_tables.hpp"
 #include "lua_sampler.hpp"
@@ -26,15 +24,19 @@ lua_CFunction release_function(lua_State* L, int upvalue) {
   return lua_tocfunction(L, lua_upvalueindex(upvalue));
 }
 
-// The release's coroutine.resume on the arguments in L's frame, co (a thread) the first.
-// It raises only on a non-thread first argument, checked before it is called.
-int resume_tracked(lua_State* L, lua_State* co, lua_CFunction resume) {
-  LuaSampler* sampler = LuaSampler::of(L);
+// The release's function f on the arguments in L's frame, with the sampler told that co runs
+// meanwhile when `switches`. f must not raise then (the leave would be skipped).
+int call_in(lua_State* L, lua_State* co, lua_CFunction f, bool switches) {
+  LuaSampler* sampler = switches ? LuaSampler::of(L) : nullptr;
   if (sampler) sampler->enter_coroutine(L, co);
-  int results = resume(L);
+  int results = f(L);
   if (sampler) sampler->leave_coroutine(co, L);
   return results;
 }
+
+// The release's coroutine.resume on the arguments in L's frame, co (a thread) the first.
+// It raises only on a non-thread first argument, checked before it is called.
+int resume_tracked(lua_State* L, lua_State* co, lua_CFunction resume) { return call_in(L, co, resume, true); }
 
 int co_resume(lua_State* L) {
   lua_CFunction resume = release_function(L, kResume);
@@ -48,12 +50,7 @@ int co_resume(lua_State* L) {
 // itself without returning, in the state that runs anyway.
 int close_tracked(lua_State* L, lua_State* co, lua_CFunction close) {
   lua_Debug ar;
-  const bool switches = co != L && (lua_status(co) != LUA_OK || !lua_getstack(co, 0, &ar));
-  LuaSampler* sampler = switches ? LuaSampler::of(L) : nullptr;
-  if (sampler) sampler->enter_coroutine(L, co);
-  int results = close(L);
-  if (sampler) sampler->leave_coroutine(co, L);
-  return results;
+  return call_in(L, co, close, co != L && (lua_status(co) != LUA_OK || !lua_getstack(co, 0, &ar)));
 }
 
 int co_close(lua_State* L) {
@@ -159,22 +156,9 @@ bool close_error_wins(lua_State* L, lua_CFunction wrap) {
 void replace_in(lua_State* L, int table) {
   static const char* const names[] = {"resume", "close", "create", "wrap"};  // Upvalue order
   static const lua_CFunction ours[] = {co_resume, co_close, co_create, co_wrap};
-  int top = lua_gettop(L);
-  for (const char* name : names) {
-    lua_getfield(L, table, name);
-    lua_CFunction f = lua_tocfunction(L, -1);
-    if (!f || std::find(std::begin(ours), std::end(ours), f) != std::end(ours)) {
-      lua_settop(L, top);
-      return;
-    }
-  }
-  lua_pushboolean(L, close_error_wins(L, lua_tocfunction(L, top + kWrap)));
-  for (int i = 0; i < 4; ++i) {
-    for (int u = 1; u <= 5; ++u) lua_pushvalue(L, top + u);
-    lua_pushcclosure(L, ours[i], 5);
-    lua_setfield(L, table, names[i]);
-  }
-  lua_settop(L, top);
+  if (!push_originals(L, table, names, ours, 4)) return;
+  lua_pushboolean(L, close_error_wins(L, lua_tocfunction(L, -1)));  // wrap: the last original
+  install_wrappers(L, table, names, ours, 4, 5);
 }
 
 }  // namespace

@@ -4,8 +4,6 @@ extern "C" {
 #include <lauxlib.h>
 #include <lualib.h>
 }
-#include <algorithm>
-#include <iterator>
 
 #include "lua_library_tables.hpp"
 #include "lua_registry_keys.hpp"
@@ -83,22 +81,7 @@ int db_gethook(lua_State* L) {
 void replace_in(lua_State* L, int table) {
   static const char* const names[] = {"sethook", "gethook"};  // Upvalue order
   static const lua_CFunction ours[] = {db_sethook, db_gethook};
-  int top = lua_gettop(L);
-  for (const char* name : names) {
-    lua_getfield(L, table, name);
-    lua_CFunction f = lua_tocfunction(L, -1);
-    if (!f || std::find(std::begin(ours), std::end(ours), f) != std::end(ours)) {
-      lua_settop(L, top);
-      return;
-    }
-  }
-  for (int i = 0; i < 2; ++i) {
-    lua_pushvalue(L, top + 1);
-    lua_pushvalue(L, top + 2);
-    lua_pushcclosure(L, ours[i], 2);
-    lua_setfield(L, table, names[i]);
-  }
-  lua_settop(L, top);
+  if (push_originals(L, table, names, ours, 2)) install_wrappers(L, table, names, ours, 2, 2);
 }
 
 }  // namespace

@@ -41,36 +41,33 @@ struct CallInfoMirror {
 struct StateMirrorHead {
   SCRIPTPROF_STATE_HEAD
 };
+// From base_ci to nCcalls every release has the same fields.
+#define SCRIPTPROF_STATE_CALLS                                                   \
+  CallInfoMirror base_ci; /* the first level (C calling Lua) */                  \
+  lua_Hook hook;                                                                 \
+  std::ptrdiff_t errfunc;                                                        \
+  std::uint32_t nCcalls;
 struct State540 {  // 5.4.0: oldpc a pointer, before the stack; stacksize; no tbclist
   SCRIPTPROF_STATE_HEAD
   const void* oldpc;
   Slot* stack_last;  // end of the stack (LUA_MINSTACK and EXTRA_STACK stay free)
   Slot* stack;       // stack base
   void *openupval, *gclist, *twups, *errorJmp;
-  CallInfoMirror base_ci;  // the first level (C calling Lua)
-  lua_Hook hook;
-  std::ptrdiff_t errfunc;
-  std::uint32_t nCcalls;
+  SCRIPTPROF_STATE_CALLS
   int stacksize, basehookcount, hookcount, hookmask;
 };
 struct State541 {  // 5.4.1: oldpc an index, after nCcalls; stacksize; no tbclist
   SCRIPTPROF_STATE_HEAD
   Slot *stack_last, *stack;
   void *openupval, *gclist, *twups, *errorJmp;
-  CallInfoMirror base_ci;
-  lua_Hook hook;
-  std::ptrdiff_t errfunc;
-  std::uint32_t nCcalls;
+  SCRIPTPROF_STATE_CALLS
   int oldpc, stacksize, basehookcount, hookcount, hookmask;
 };
 struct State542 {  // 5.4.2: no stacksize, no tbclist
   SCRIPTPROF_STATE_HEAD
   Slot *stack_last, *stack;
   void *openupval, *gclist, *twups, *errorJmp;
-  CallInfoMirror base_ci;
-  lua_Hook hook;
-  std::ptrdiff_t errfunc;
-  std::uint32_t nCcalls;
+  SCRIPTPROF_STATE_CALLS
   int oldpc, basehookcount, hookcount, hookmask;
 };
 struct State543 {  // 5.4.3-5.4.8: tbclist after openupval
@@ -79,12 +76,10 @@ struct State543 {  // 5.4.3-5.4.8: tbclist after openupval
   void* openupval;
   Slot* tbclist;
   void *gclist, *twups, *errorJmp;
-  CallInfoMirror base_ci;
-  lua_Hook hook;
-  std::ptrdiff_t errfunc;
-  std::uint32_t nCcalls;
+  SCRIPTPROF_STATE_CALLS
   int oldpc, basehookcount, hookcount, hookmask;
 };
+#undef SCRIPTPROF_STATE_CALLS
 #undef SCRIPTPROF_STATE_HEAD
 
 // Where the fields that moved are, per release range: the one the running Lua matches is

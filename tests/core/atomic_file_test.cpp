@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "directory_entries.hpp"
 #include "scriptprof/atomic_file.hpp"
 
 using scriptprof::write_file_atomically;
@@ -24,14 +25,7 @@ std::string slurp(const std::string& path) {
   ss << in.rdbuf();
   return ss.str();
 }
-int entries(const std::string& dir) {
-  int n = 0;
-  DIR* d = opendir(dir.c_str());
-  while (dirent* e = readdir(d))
-    if (e->d_name[0] != '.') ++n;
-  closedir(d);
-  return n;
-}
+int entries(const std::string& dir) { return directory_entries(dir); }
 }  // namespace
 
 TEST_CASE("writes a new file and replaces an old one whole - leaving no temporary behind") {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "directory_entries.hpp"
 #include "scriptprof/sampling_timer.hpp"
 
 using namespace scriptprof;
@@ -217,15 +218,7 @@ TEST_CASE("program time read just before and after entering the profiler never s
 }
 
 namespace {
-int task_count() {
-  int n = 0;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d))
-      if (e->d_name[0] != '.') ++n;
-    closedir(d);
-  }
-  return n;
-}
+int task_count() { return directory_entries("/proc/self/task"); }
 }  // namespace
 
 // A run's start makes no thread: the watcher parks between runs (a short run would end before a
