@@ -33,9 +33,10 @@ int db_sethook(lua_State* L) {
   return 0;
 }
 
-// The thread debug.gethook reads in L1's place while the sampler's hook is on L1: it holds the
-// program's hook (and the same entry in the release's hook table), and never runs, so the
-// release's gethook answers for the program and nothing on L1 changes.
+// The thread debug.gethook reads in L1's place: it holds the program's hook as the sampler
+// sees it (and the same entry in the release's hook table), and never runs, so the release's
+// gethook answers for the program, nothing on L1 changes, and a tick arming L1 meanwhile
+// (L1's hook fields then being ours) cannot show through.
 inline const char kStandInKey = 0;
 lua_State* stand_in(lua_State* L, lua_State* L1, const HostHook& program) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kStandInKey) != LUA_TTHREAD) {
@@ -65,7 +66,7 @@ int db_gethook(lua_State* L) {
   lua_State* L1 = thread_argument(L);
   lua_CFunction gethook = lua_tocfunction(L, lua_upvalueindex(kGetHook));
   LuaSampler* sampler = LuaSampler::of(L);
-  if (!sampler || lua_gethook(L1) != sampler_hook) return gethook(L);
+  if (!sampler) return gethook(L);
   HostHook program = sampler->program_visible_hook(L, L1);
   if (!lua_checkstack(L, 4)) return luaL_error(L, "stack overflow");
   const bool thread_given = lua_isthread(L, 1);
