@@ -4,7 +4,7 @@
 #   ./run.sh test   install what is missing, build, run the whole test suite: a normal build,
 #                   an AddressSanitizer+UndefinedBehaviorSanitizer build, both through ctest,
 #                   a ThreadSanitizer build of the threads and embedding tests, and every fuzz
-#                   target for 30 s (clang)
+#                   target for 60 s (clang)
 #   ./run.sh bench [--quick]   install, build, run samples/bench (overhead, rate, accuracy,
 #                   memory, formats, LuaJIT's profiler alongside); about 6 minutes, --quick 20 s
 set -euo pipefail
@@ -55,8 +55,8 @@ case "${1:-}" in
     (cd build-tsan && ctest --output-on-failure -j"$JOBS")
     CC=clang CXX=clang++ build build-fuzz -DSCRIPTPROF_FUZZ=ON -DSCRIPTPROF_TESTS=OFF -DSCRIPTPROF_SAMPLES=OFF \
       -- fuzz_lispworks fuzz_folded fuzz_speedscope fuzz_sampler fuzz_lms fuzz_roundtrip
-    echo "== fuzzing every reader and the round trip, 30 s each, with coverage of the library (build-fuzz/)"
-    tests/fuzz/run_fuzzers.sh build-fuzz 30
+    echo "== fuzzing every reader and the round trip, 60 s each, with coverage of the library (build-fuzz/)"
+    tests/fuzz/run_fuzzers.sh build-fuzz 60
     ;;
   bench)
     install_missing
