@@ -37,7 +37,6 @@ int db_sethook(lua_State* L) {
 // sees it (and the same entry in the release's hook table), and never runs, so the release's
 // gethook answers for the program, nothing on L1 changes, and a tick arming L1 meanwhile
 // (L1's hook fields then being ours) cannot show through.
-inline const char kStandInKey = 0;
 lua_State* stand_in(lua_State* L, lua_State* L1, const HostHook& program) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kStandInKey) != LUA_TTHREAD) {
     lua_pop(L, 1);
@@ -50,12 +49,8 @@ lua_State* stand_in(lua_State* L, lua_State* L1, const HostHook& program) {
   // ldblib keeps each thread's hook function in the registry's "_HOOKKEY" table.
   if (lua_getfield(L, LUA_REGISTRYINDEX, "_HOOKKEY") == LUA_TTABLE) {
     lua_pushvalue(L, -2);  // S
-    if (L1 == L) lua_pushthread(L);
-    else {
-      lua_pushthread(L1);
-      lua_xmove(L1, L, 1);
-    }
-    lua_rawget(L, -3);  // the function set for L1
+    if (push_thread(L, L1)) lua_rawget(L, -3);  // the function set for L1
+    else lua_pushnil(L);
     lua_rawset(L, -3);
   }
   lua_pop(L, 1);

@@ -8,5 +8,6 @@ inline const char kIdCacheKey = 0;    // call counting: function object -> id, w
 inline const char kClosuresKey = 0;   // closure ids: {ids = {[closure] = id}, closures = {[id] = closure}}, weak
 inline const char kCountListKey = 0;  // the functions of the count list, held for the run
 inline const char kExcludedKey = 0;   // excluded processes, held until reset
+inline const char kStandInKey = 0;    // the thread debug.gethook reads in another's place
 
 }  // namespace scriptprof::lua

@@ -103,6 +103,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
         "This Lua's internals match no 5.4 release's layout: sampled through the public API alone "
         "(a program's count hook may drift; ticks in C functions go to their Lua callers).";
   }
+  stacks_move_in_place_ = stack_moves_in_place();
   hook_lookup_enter(this, L);
   update_quick_counting();
 
@@ -239,13 +240,9 @@ bool LuaSampler::arm(lua_State* L) {
   // line tracking). Under call counting our hook already carries the program's: it stays. Call
   // and return masks keep the older way below (a count of ours, which they do not see).
   if (!rearm && borrowable) {
-    const int borrowed = saved_.mask | LUA_MASKCALL;
-    int* program_countdown = (saved_.mask & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
-    const int left = program_countdown ? *program_countdown : 0;
     borrowed_ = true;
     armed_.store(L, std::memory_order_release);
-    set_hook(L, sampler_hook, borrowed, saved_.count);
-    if (program_countdown) *program_countdown = left;  // lua_sethook restarted the count
+    set_hook_keeping_countdown(L, sampler_hook, saved_.mask | LUA_MASKCALL, saved_.count);
     return true;
   }
   borrowed_ = false;
@@ -298,11 +295,7 @@ void LuaSampler::disarm(bool fired) {
   if (!armed) return;
   if (lua_gethook(armed) == sampler_hook) {
     if (borrowed_) {
-      // The program's count went on under our hook: keep where it is.
-      int* countdown = (saved_.mask & LUA_MASKCOUNT) ? hook_countdown(armed) : nullptr;
-      const int left = countdown ? *countdown : 0;
-      set_hook(armed, saved_.hook, saved_.mask, saved_.count);
-      if (countdown) *countdown = left;
+      set_hook_keeping_countdown(armed, saved_.hook, saved_.mask, saved_.count);  // it went on under ours
     } else {
       set_hook(armed, saved_.hook, saved_.mask, saved_.count);
       int* countdown = fired || saved_.countdown <= 0 ? nullptr : hook_countdown(armed);

@@ -51,6 +51,9 @@ struct HostHook {
   int countdown = -1;  // instructions left before its count event, when known
 };
 
+// Pushes `thread` onto the running thread L; false (nothing pushed) when thread has no slot.
+bool push_thread(lua_State* L, lua_State* thread);
+
 // L's hook as lua_gethook and friends give it (a field read each: signal-safe).
 inline HostHook hook_of(lua_State* L) { return {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)}; }
 
@@ -181,6 +184,7 @@ class LuaSampler final : private RuntimeAdapter {
   // the running state's stack, moved in place (Lua 5.4.0-5.4.2), whose frames the signal
   // handler must then not read until Lua has put its pointers right (arm: stack_settled).
   bool stack_move_begins(const void* block) {
+    if (!stacks_move_in_place_) return false;  // 5.4.3 on: a new block, the old freed last
     lua_State* L = current_.load(std::memory_order_relaxed);
     if (!L || block != stack_block(L)) return false;
     moving_stack_.store(kStackInRealloc, std::memory_order_release);
@@ -309,6 +313,7 @@ class LuaSampler final : private RuntimeAdapter {
   // correcting the rest); null otherwise.
   static constexpr std::uintptr_t kStackInRealloc = 1;  // no block's address
   std::atomic<std::uintptr_t> moving_stack_{0};
+  bool stacks_move_in_place_ = false;              // stack_moves_in_place(), read at start
   PendingCFrame pending_c_;                        // written before armed_ is published
   const void* seek_ci_ = nullptr;                  // a walk looks for this CallInfo...
   bool seen_ci_ = false;                           // ...and says whether it met it

@@ -69,17 +69,18 @@ void* sampling_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) 
   // armed hook: told before the block exists, so no hook can fire in between. A big string or
   // table is not a stack: its ticks stay (a 20 MB string.rep lost 60% of them).
   if (nsize >= kStackBlockNearLimit) s->on_stack_block(ptr);
-  if (ptr && nsize > 0 && s->stack_move_begins(ptr)) {
-    const auto old = reinterpret_cast<std::uintptr_t>(ptr);
+  // The running state's stack moved in place (5.4.0-5.4.2): bracketed for the signal handler.
+  const bool stack_moves = ptr && nsize > 0 && s->stack_move_begins(ptr);
+  const auto old = reinterpret_cast<std::uintptr_t>(ptr);  // a number: the block may be freed
+  auto call = [&] {
     void* block = Allocator::call(t, ptr, osize, nsize);
-    s->stack_move_ends(old, block ? reinterpret_cast<std::uintptr_t>(block) : old);  // failed: not moved
-    if (kWatch && block && nsize > osize) s->on_alloc(nsize - osize);
+    if (stack_moves) s->stack_move_ends(old, block ? reinterpret_cast<std::uintptr_t>(block) : old);
     return block;
-  }
-  if (!kWatch) return Allocator::call(t, ptr, osize, nsize);
+  };
+  if (!kWatch) return call();
   // A function object's address may be reused once freed (freeing cannot fail: told first).
   if (nsize == 0 && ptr) s->on_free(ptr);
-  void* block = Allocator::call(t, ptr, osize, nsize);
+  void* block = call();
   if (block && nsize > 0) {
     // With no block, osize is the kind of object being made, not a size (Lua manual 4.6).
     // Growing a block allocates the difference; shrinking and freeing allocate nothing.

@@ -88,18 +88,20 @@ struct StateLayout {
   const char* releases;
   std::size_t stack_last, stack, base_ci, hook, basehookcount, hookcount, hookmask;
   std::size_t oldpc_pointer;  // 5.4.0's lua_sethook moves the line hook's oldpc; else 0
+  bool stack_moves_in_place;  // 5.4.0-5.4.2 grow a stack by realloc, then fix its pointers
 };
-#define SCRIPTPROF_LAYOUT(T, name, oldpc_pointer)                                                   \
+#define SCRIPTPROF_LAYOUT(T, name, oldpc_pointer, in_place)                                         \
   StateLayout {                                                                                     \
     name, offsetof(T, stack_last), offsetof(T, stack), offsetof(T, base_ci), offsetof(T, hook),     \
-        offsetof(T, basehookcount), offsetof(T, hookcount), offsetof(T, hookmask), oldpc_pointer    \
+        offsetof(T, basehookcount), offsetof(T, hookcount), offsetof(T, hookmask), oldpc_pointer,   \
+        in_place                                                                                    \
   }
 // Newest first: the likeliest.
 constexpr StateLayout kLayouts[] = {
-    SCRIPTPROF_LAYOUT(State543, "5.4.3-5.4.8", 0),
-    SCRIPTPROF_LAYOUT(State542, "5.4.2", 0),
-    SCRIPTPROF_LAYOUT(State541, "5.4.1", 0),
-    SCRIPTPROF_LAYOUT(State540, "5.4.0", offsetof(State540, oldpc)),
+    SCRIPTPROF_LAYOUT(State543, "5.4.3-5.4.8", 0, false),
+    SCRIPTPROF_LAYOUT(State542, "5.4.2", 0, true),
+    SCRIPTPROF_LAYOUT(State541, "5.4.1", 0, true),
+    SCRIPTPROF_LAYOUT(State540, "5.4.0", offsetof(State540, oldpc), true),
 };
 constexpr std::size_t kOldpc540 = offsetof(State540, oldpc);
 #undef SCRIPTPROF_LAYOUT
@@ -278,6 +280,15 @@ void set_hook(lua_State* L, lua_Hook hook, int mask, int count) {
   lua_sethook(L, hook, mask, count);
   field<const void*>(L, g_layout->oldpc_pointer) = oldpc;
 }
+
+void set_hook_keeping_countdown(lua_State* L, lua_Hook hook, int mask, int count) {
+  int* countdown = (mask & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
+  const int left = countdown ? *countdown : 0;
+  set_hook(L, hook, mask, count);
+  if (countdown) *countdown = left;
+}
+
+bool stack_moves_in_place() { return verified() && g_layout->stack_moves_in_place; }
 
 const void* stack_block(lua_State* L) { return verified() ? stack_base(L) : nullptr; }
 

@@ -102,6 +102,13 @@ inline bool verified_stack_far_below_limit(lua_State* L) {
 // lua_sethook is, and field writes on L's own thread). For every hook the sampler sets itself;
 // a program's own debug.sethook goes through lua_sethook, as unprofiled.
 void set_hook(lua_State* L, lua_Hook hook, int mask, int count);
+// set_hook, and when `mask` counts instructions, the countdown left where it was (lua_sethook
+// restarts it): a program's count hook that goes on under ours, or comes back from under it.
+void set_hook_keeping_countdown(lua_State* L, lua_Hook hook, int mask, int count);
+
+// Whether the running release grows a stack by realloc and corrects the pointers into it
+// afterwards (5.4.0-5.4.2), leaving them pointing into the freed block in between.
+bool stack_moves_in_place();
 
 // L's stack block (its base), or nullptr when the layout is not verified. Signal-safe.
 const void* stack_block(lua_State* L);

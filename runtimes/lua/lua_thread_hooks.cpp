@@ -15,7 +15,8 @@ namespace {
 
 const char kThreadRecordsKey = 0;  // registry: {[thread] = ThreadRecord userdata}, weak keys
 
-// Pushes `thread` onto the running thread L.
+}  // namespace
+
 bool push_thread(lua_State* L, lua_State* thread) {
   if (thread == L) {
     lua_pushthread(L);
@@ -26,8 +27,6 @@ bool push_thread(lua_State* L, lua_State* thread) {
   lua_xmove(thread, L, 1);
   return true;
 }
-
-}  // namespace
 
 LuaSampler::ThreadRecord* LuaSampler::thread_record(lua_State* L, lua_State* thread, bool create) {
   if (!lua_checkstack(L, 4)) return nullptr;  // a hook always has LUA_MINSTACK slots
