@@ -12,6 +12,11 @@ void tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t off_cpu, 
   static_cast<SamplerEngine*>(context)->on_tick(ticks, off_cpu, program_ns);
 }
 
+// The timer's thread: the ticks of a blocked thread (see Capabilities::blocked_arm).
+void blocked_tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns) {
+  static_cast<SamplerEngine*>(context)->on_blocked_tick(ticks, off_cpu, program_ns);
+}
+
 void fresh_profiles(std::shared_ptr<Profile> (&profiles)[3]) {
   for (auto& p : profiles) p = std::make_shared<Profile>();
   profiles[static_cast<int>(SampleKind::Space)]->clock = ClockKind::Alloc;
@@ -50,6 +55,7 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
   const Capabilities caps = adapter_->capabilities();
   signal_arm_ = caps.signal_arm || caps.thread_arm;
   arm_on_thread_ = caps.thread_arm;
+  blocked_arm_ = caps.signal_arm && caps.blocked_arm && !caps.thread_arm;
   primary_ = settings.sample_time || !(settings.gc_samples || settings.alloc_bytes) ? SampleKind::Time
              : settings.gc_samples ? SampleKind::Gc : SampleKind::Space;
   kind_enabled_[0] = primary_ == SampleKind::Time;
@@ -93,9 +99,11 @@ bool SamplerEngine::resume(std::string* error, bool hold_clock) {
     return false;
   }
   pending_ = 0;
+  handed_over_ = false;
   next_arm_ns_ = 0;
   budget_.rebase();  // the timer restarts program time from 0
-  TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock, arm_on_thread_, settings_.signal};
+  TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock, arm_on_thread_, settings_.signal,
+                   blocked_arm_ ? blocked_tick_trampoline : nullptr};
   // The timer also measures program time, so it runs even when only gc or space is sampled.
   if (!timer_.start(ts, tick_trampoline, this, error)) return false;
   sampling_ = true;
@@ -108,6 +116,7 @@ void SamplerEngine::suspend() {
   if (!sampling_) return;
   pending_ += timer_.stop();  // no tick runs after this; ticks completed but undelivered count
   pending_off_cpu_ += timer_.take_off_cpu();  // of those, due while the thread was blocked
+  handed_over_ = false;  // no wake comes in this run: stop() crossed the rest
   bool was = enter_critical();
   adapter_->disarm();
   leave_critical(was);
@@ -242,9 +251,11 @@ void SamplerEngine::flush_call_run(CallRun& run) const {
 // ---- Signal side ----------------------------------------------------------------------------
 //
 // Async-signal-safe: lock-free atomics, and the adapter's arm(), which its contract requires to
-// be async-signal-safe when it declares signal_arm. It never allocates.
+// be async-signal-safe when it declares signal_arm. It never allocates. The same path serves
+// the timer's thread for a blocked thread's ticks (arm_blocked): atomics only, nothing of the
+// profiled thread's but what the adapter's arm_blocked() declares safe to set from there.
 
-void SamplerEngine::on_tick(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns) {
+void SamplerEngine::take_ticks(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns, bool blocked) {
   if (!settings_.sample_time) return;  // the timer only measures time (gc or space runs)
   if (current_excluded_.load(std::memory_order_relaxed)) {
     excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed);
@@ -253,13 +264,14 @@ void SamplerEngine::on_tick(std::uint64_t ticks, std::uint64_t off_cpu, std::uin
   if (off_cpu) pending_off_cpu_.fetch_add(off_cpu, std::memory_order_relaxed);
   if (pending_.fetch_add(ticks, std::memory_order_relaxed) == 0)
     first_pending_ns_.store(program_ns, std::memory_order_relaxed);
+  if (blocked) handed_over_.store(true, std::memory_order_release);  // the rest at the wake (wake_tail)
   if (critical_.load(std::memory_order_acquire)) return;  // normal code is moving the arm
   if (program_ns < next_arm_ns_.load(std::memory_order_relaxed)) {
     merged_.fetch_add(ticks, std::memory_order_relaxed);  // over budget: carried as weight
     return;
   }
   if (!signal_arm_) return;  // the runtime polls pending_ticks()
-  switch (adapter_->arm()) {
+  switch (blocked ? adapter_->arm_blocked() : adapter_->arm()) {
     case ArmResult::Armed:
     case ArmResult::Elsewhere:
       break;
@@ -289,10 +301,21 @@ bool SamplerEngine::over_budget() const {
   return timer_.program_ns() < next_arm_ns_.load(std::memory_order_relaxed);
 }
 
+// At a sample, on the profiled thread: the first after a blocked hand-over is the thread's
+// wake. The ticks due since the watcher's last look are its too (see cross_at_wake).
+std::uint64_t SamplerEngine::wake_tail() {
+  if (!handed_over_.exchange(false, std::memory_order_acquire)) return 0;
+  std::uint64_t off_cpu = 0;
+  const std::uint64_t ticks = timer_.cross_at_wake(&off_cpu);
+  pending_off_cpu_.fetch_add(off_cpu, std::memory_order_relaxed);
+  return ticks;
+}
+
 PendingWeight SamplerEngine::take_pending() {
   // Read before the exchange: a tick after it starts a new batch with its own oldest time.
   std::uint64_t since = pending_since_ns();
-  PendingWeight w{pending_.exchange(0, std::memory_order_acq_rel), pending_bytes_, since};
+  const std::uint64_t tail = wake_tail();
+  PendingWeight w{pending_.exchange(0, std::memory_order_acq_rel) + tail, pending_bytes_, since};
   pending_bytes_ = 0;
   return w;
 }

@@ -202,6 +202,8 @@ int parse_timer_signal(const std::string& text, std::string* error) {
 
 std::uint64_t SamplingTimer::now() const { return clock_ns(clock_id_); }
 
+std::uint64_t SamplingTimer::thread_cpu_ns() const { return clock_ns(thread_cpu_); }
+
 std::uint64_t SamplingTimer::program_at(std::uint64_t raw) const {
   std::uint64_t excluded = excluded_profiler_.load(std::memory_order_relaxed) +
                            excluded_handler_.load(std::memory_order_relaxed);
@@ -263,6 +265,8 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   signals_ = 0;
   ready_ = 0;
   ready_off_cpu_ = 0;
+  last_look_ns_ = clock_ns(CLOCK_MONOTONIC);
+  blocked_polls_ = 0;
   in_flight_ = false;
   handler_lost_ns_ = 0;
   start_raw_ = now();
@@ -275,6 +279,7 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   next_tick_ = 1 + std::uniform_int_distribution<std::uint64_t>(0, settings.period_ns - 1)(phase_rng);
   rng_ = phase_rng() | 1u;  // any non-zero state
   missed_ = false;
+  woke_ = false;
   {
     // What the watcher reads above is published by this lock; it stays parked between runs,
     // so a run's start costs no thread (a short run would end before a new thread's first look).
@@ -463,14 +468,52 @@ bool SamplingTimer::send_signal() {
   return true;
 }
 
-// How often the watcher looks at a blocked thread that has ticks waiting: often enough that
-// they reach the stack it wakes in, seldom enough that a thread blocked in a read costs little
-// (a look is a clock read and a sleep: about 2% of a core at this rate).
-constexpr std::uint64_t kBlockedPollNs = 200'000;
+// How often the watcher looks at a blocked thread that has ticks waiting. A look (a wake-up,
+// a clock read, a sleep) costs 25-30 us of CPU on these virtual machines: at 1 ms, a thread
+// blocked in a read costs about 3% of a core. Without a hand-over (on_blocked) the waiting
+// ticks reach the stack the thread runs at the first look after it wakes, so the first looks
+// of a block come sooner, for the short sleeps of a frame loop.
+constexpr std::uint64_t kBlockedPollNs = 1'000'000;
+constexpr std::uint64_t kFirstBlockedPollNs = 200'000;
+
+// Hands the waiting ticks of a thread that the kernel says is asleep to on_blocked, which arms
+// its wake-up: they then reach the stack it blocked in, where a signal once it runs again would
+// find whatever ran up to a poll later (a sleeper that returns at once would be gone). True
+// when they were handed over.
+bool SamplingTimer::hand_over_blocked(std::uint64_t program) {
+  if (!ready_.load(std::memory_order_acquire) || in_flight_.load(std::memory_order_acquire)) return false;
+  if (thread_state(true) != ThreadState::Blocked) return false;  // waiting for a CPU: not asleep
+  const std::uint64_t ticks = ready_.exchange(0, std::memory_order_acq_rel);
+  const std::uint64_t off_cpu = std::min(ticks, ready_off_cpu_.exchange(0, std::memory_order_acq_rel));
+  if (ticks) settings_.on_blocked(context_, ticks, off_cpu, program);
+  return true;
+}
+
+std::uint64_t SamplingTimer::cross_at_wake(std::uint64_t* off_cpu) {
+  std::lock_guard<std::mutex> lock(thread_mutex_);
+  *off_cpu = 0;
+  if (!active_.load(std::memory_order_acquire)) return 0;
+  const std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
+  const std::uint64_t crossed = cross_ticks(program_at(since ? since : now()));
+  // Of those, the share of the stretch since the last look that the thread spent off the CPU
+  // (the wall clock's only: on the CPU clock no tick falls due off it).
+  std::uint64_t off = 0;
+  if (crossed && settings_.clock == TimerClock::Wall) {
+    const std::uint64_t wall = clock_ns(CLOCK_MONOTONIC), cpu = clock_ns(thread_cpu_);
+    const std::uint64_t span = wall > last_look_ns_ ? wall - last_look_ns_ : 0;
+    const std::uint64_t ran = cpu > last_cpu_ ? cpu - last_cpu_ : 0;
+    if (span > ran) off = (crossed * (span - ran) + span / 2) / span;
+  }
+  const std::uint64_t ready = ready_.exchange(0, std::memory_order_acq_rel);
+  *off_cpu = std::min(ready, ready_off_cpu_.exchange(0, std::memory_order_acq_rel)) + std::min(off, crossed);
+  woke_ = true;
+  return ready + crossed;
+}
 
 // The watcher: one check per tick's time. Ticks are counted here; a handler takes them.
 std::uint64_t SamplingTimer::check_ticks() {
   std::uint64_t raw = now();
+  last_look_ns_ = settings_.clock == TimerClock::Wall ? raw : clock_ns(CLOCK_MONOTONIC);
   // Inside the profiler's own work, program time stopped when that work began.
   std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
   std::uint64_t program = program_at(since ? since : raw);
@@ -486,18 +529,23 @@ std::uint64_t SamplingTimer::check_ticks() {
       if (!runs) ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
       ready_.fetch_add(ticks, std::memory_order_release);
     }
+    if (!runs && settings_.on_blocked && hand_over_blocked(program)) return kBlockedPollNs;
+    const std::uint64_t blocked_poll = blocked_polls_ < 3 ? kFirstBlockedPollNs : kBlockedPollNs;
     if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire) && !send_signal())
-      return kBlockedPollNs;  // blocked after all, or the handler is not ours
+      return ++blocked_polls_, blocked_poll;  // blocked after all, or the handler is not ours
     // Waiting ticks of a blocked thread: look again soon, so that they reach the stack it
     // wakes in rather than one that ran a period later.
-    if (ready_.load(std::memory_order_relaxed) && !runs) return kBlockedPollNs;
+    if (ready_.load(std::memory_order_relaxed) && !runs) return ++blocked_polls_, blocked_poll;
+    blocked_polls_ = 0;
   }
   // Aim at the next tick. Program time runs no faster than the monotonic clock: sleeping the
   // program time still ahead never oversleeps it. After two checks in a row too early (the
   // thread sleeps on the CPU clock, or program time is held) the next waits a period.
   std::uint64_t ahead = next_tick_ > program ? next_tick_ - program : 0;
-  bool missed_again = ticks == 0 && missed_;
-  missed_ = ticks == 0;
+  // A wake's crossing (cross_at_wake) took this check's ticks: not a miss.
+  bool missed_again = ticks == 0 && missed_ && !woke_;
+  missed_ = ticks == 0 && !woke_;
+  woke_ = false;
   return missed_again ? std::max(ahead, period) : ahead + 2000;
 }
 

@@ -55,6 +55,7 @@ Capabilities LuaJitSampler::capabilities() const {
   Capabilities c;
   c.runtime = LUAJIT_VERSION;
   c.signal_arm = true;    // arm() triggers LuaJIT's own SIGPROF handler
+  c.blocked_arm = true;   // and so may the timer's thread (arm_blocked)
   c.call_events = true;   // call hooks, with the JIT off for the run
   c.gc_events = true;     // a finalized sentinel per cycle (luajit_space_sampling.cpp)
   c.alloc_events = true;  // a wrapper of LuaJIT's allocator (the same file)
@@ -141,9 +142,24 @@ void LuaJitSampler::release_run_state() {
 // see jit_profiler_bridge.hpp). It triggers on every tick: a trigger that lands while LuaJIT
 // runs a VM event sets no hook, and the next tick must be able to try again.
 ArmResult LuaJitSampler::arm() {
+  // Inside the callback LuaJIT refuses a trigger (its hook mask holds HOOK_VMEVENT) and the
+  // arm would be lost with armed_ set: the ticks wait for the next tick instead.
+  if (in_profiler_.load(std::memory_order_relaxed)) return ArmResult::NotNow;
   const bool was = armed_.exchange(true, std::memory_order_relaxed);
   bridge_.trigger();
   return was ? ArmResult::AlreadyArmed : ArmResult::Armed;
+}
+
+// The timer's thread, while this one is asleep or blocked in the kernel (a sleep, a read, an
+// FFI call waiting): the trigger only sets fields of the VM's global state (the hook mask and
+// the dispatch table), which the VM changes itself only at a safe point of an armed hook (none:
+// armed_ is clear) or when a program running on it sets a hook or starts a trace, none of which
+// a thread in the kernel does. LuaJIT's own profiler triggers the same way from its timer
+// thread on Windows, at any time; here only a thread that wakes in the microseconds between
+// the kernel's word and the trigger could meet it. Never inside the profiler's own work.
+ArmResult LuaJitSampler::arm_blocked() {
+  if (in_profiler_.load(std::memory_order_acquire)) return ArmResult::NotNow;
+  return arm();
 }
 
 void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {

@@ -126,6 +126,7 @@ class LuaJitSampler final : private RuntimeAdapter {
  private:
   Capabilities capabilities() const override;
   ArmResult arm() override;  // signal context
+  ArmResult arm_blocked() override;  // the timer's thread, this one blocked
   void disarm() override { armed_.store(false, std::memory_order_relaxed); }
 
   // The stack of L and its resumers, root first, into the engine's frames and lines.
@@ -177,7 +178,9 @@ class LuaJitSampler final : private RuntimeAdapter {
   std::vector<const void*> count_list_;    // function objects to count (empty: all); held in the registry
   std::vector<lua_State*> excluded_;       // processes not profiled; held in the registry
   std::uint32_t run_number_ = 0;           // this run's GC sentinels carry it
-  bool in_profiler_ = false;               // the profiler's own work: its allocations are not sampled
+  // The profiler's own work: its allocations are not sampled, and no blocked arm lands in it
+  // (atomic: arm_blocked reads it on the timer's thread).
+  std::atomic<bool> in_profiler_{false};
   lua_Alloc host_alloc_ = nullptr;         // the allocator wrapped (null: not wrapped)
   void* host_alloc_ud_ = nullptr;
 

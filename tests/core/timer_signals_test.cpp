@@ -102,6 +102,42 @@ TEST_CASE("a thread blocked in a read or asleep gets no signal - its ticks wait 
   close(fds[1]);
 }
 
+// With a hand-over (on_blocked), the ticks of a sleep go to the watcher's handler as they fall
+// due, never by a signal; the last stretch's are crossed by the thread at its wake.
+namespace {
+std::atomic<std::uint64_t> g_handed{0}, g_handed_off{0}, g_handovers{0};
+void count_handed(void*, std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t) {
+  g_handed += ticks;
+  g_handed_off += off_cpu;
+  ++g_handovers;
+}
+}  // namespace
+
+TEST_CASE("a sleeping thread's ticks are handed over as they fall due, and the rest at its wake") {
+  SamplingTimer timer;
+  std::string error;
+  TimerSettings s = wall(10000);
+  s.on_blocked = count_handed;
+  g_ticks = 0;
+  REQUIRE(timer.start(s, count_ticks, nullptr, &error));
+  timespec nap{0, 100'000'000};
+  const int slept = nanosleep(&nap, nullptr);  // 100 ms: about a thousand ticks
+  std::uint64_t woke_off = 0;
+  const std::uint64_t at_wake = timer.cross_at_wake(&woke_off);
+  const std::uint64_t signals = timer.signals(), signalled = g_ticks.load();
+  const std::uint64_t after = timer.stop();
+  INFO(g_handed.load() << " ticks handed over in " << g_handovers.load() << " looks, " << at_wake
+                       << " crossed at the wake, " << signalled << " by signal, " << after << " at stop");
+  CHECK(slept == 0);
+  CHECK(signals == 0);          // a sleeper is never signalled
+  CHECK(g_handed == g_handed_off);  // all of them off the CPU
+  CHECK(g_handovers >= 50);     // a look each millisecond, each handing over what fell due
+  CHECK(g_handed + at_wake >= 900);
+  CHECK(at_wake <= 40);         // at most the stretch since the last look (1 ms: ~10 ticks)
+  CHECK(woke_off == at_wake);   // the thread did not run in that stretch either
+  CHECK(g_handed + at_wake + signalled + after <= 1200);  // none counted twice
+}
+
 // The issue's bound: a tick can cut a sleep short only when it was sent in the microseconds
 // before the thread blocked. A frame loop of ~0.3 ms of work and a 1 ms sleep, 1000 frames.
 TEST_CASE("at most 1 in 1000 sleeps of 1 ms is interrupted at 1 kHz - on either clock") {

@@ -357,6 +357,48 @@ TEST_CASE("Time in a C function is a (C) frame under its Lua caller, not the cal
   CHECK(p.counts(build).self * 2 < p.counts(build).cumulative);
 }
 
+// On the wall clock a sleep is the sleeper's time: the ticks that fall due while the thread is
+// asleep arm LuaJIT from the timer's thread, and the first safe point after the wake takes them,
+// in the stack that slept, under (blocked). The sleep itself is never cut short.
+TEST_CASE("A sleep on the wall clock is charged whole to the function that sleeps, uncut") {
+  for (unsigned hz : {1000u, 10000u}) {
+    State s;
+    LuaJitSampler sampler(s.L);
+    std::string error;
+    RunSettings settings = at_hz(hz);
+    settings.clock = scriptprof::TimerClock::Wall;
+    REQUIRE(sampler.start(s.L, settings, &error));
+    REQUIRE(s.run(R"(
+      local ffi = require "ffi"
+      ffi.cdef[[
+        typedef struct { long tv_sec; long tv_nsec; } sp_sleep_ts;
+        int nanosleep(const sp_sleep_ts *req, sp_sleep_ts *rem);
+      ]]
+      -- Retried on EINTR, counting: a tick sent in the microseconds before the thread blocked may
+      -- still cut it (the timer's documented window), ticks while it sleeps must not.
+      local function sleeper()
+        local req, rem, cuts = ffi.new("sp_sleep_ts", 0, 200000000), ffi.new("sp_sleep_ts"), 0
+        while ffi.C.nanosleep(req, rem) ~= 0 do cuts = cuts + 1; req.tv_sec, req.tv_nsec = rem.tv_sec, rem.tv_nsec end
+        return cuts
+      end
+      result = sleeper()
+    )").empty());
+    sampler.stop();
+    INFO(hz << " Hz");
+    CHECK(s.boolean("result <= 1"));  // EINTR at most once, from a tick sent before the sleep
+    const Profile& p = sampler.profile();
+    FunctionId sleeper = function_named(p, "sleeper"), blocked = function_named(p, "(blocked)");
+    REQUIRE(sleeper != scriptprof::kNoFunction);
+    REQUIRE(blocked != scriptprof::kNoFunction);
+    const double expected = 0.2 * hz;
+    INFO(p.counts(sleeper).cumulative << " of " << p.sample_count() << " samples in sleeper, " << p.counts(blocked).self
+                                      << " blocked; ~" << expected << " expected");
+    CHECK(static_cast<double>(p.counts(sleeper).cumulative) >= 0.8 * expected);
+    CHECK(p.counts(sleeper).cumulative * 10 >= p.sample_count() * 9);
+    CHECK(p.counts(blocked).self * 10 >= p.counts(sleeper).cumulative * 9);  // off the CPU
+  }
+}
+
 TEST_CASE("A recursion overflows LuaJIT's stack at the same depth with the sampler on") {
   // Walking a stack at its limit must not push on it: a push there raises "stack overflow"
   // from the sample, a frame before the program's own (C frames are named from LuaJIT's stack

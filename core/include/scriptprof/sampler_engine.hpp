@@ -41,6 +41,10 @@ struct Capabilities {
   // arm() may run on another thread beside the running program (and then also in the engine's
   // critical section's absence): ticks come from a timer thread, the program gets no signal.
   bool thread_arm = false;
+  // arm_blocked() may run on the timer's thread while the profiled thread is blocked (a sleep,
+  // a read): the ticks due meanwhile then reach the stack it blocked in, at its first safe point
+  // after it wakes, where a signal would have cut its sleep short.
+  bool blocked_arm = false;
 };
 
 // What arm() did with a tick.
@@ -62,6 +66,9 @@ class RuntimeAdapter {
   virtual ArmResult arm() = 0;
   // Normal context inside the critical section: take back an arm that has not fired.
   virtual void disarm() = 0;
+  // The timer's thread, the profiled thread found blocked (only when capabilities().blocked_arm):
+  // as arm(), for the first safe point after it wakes.
+  virtual ArmResult arm_blocked() { return ArmResult::NotNow; }
 };
 
 // A sample's worth of pending weight, handed to the adapter at its safe point.
@@ -164,7 +171,13 @@ class SamplerEngine {
 
   // ---- Signal side ----
   // The timer's tick. Async-signal-safe: atomics, and adapter->arm().
-  void on_tick(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns);
+  void on_tick(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns) {
+    take_ticks(ticks, off_cpu, program_ns, false);
+  }
+  // The timer's thread: ticks of the profiled thread while it is blocked (blocked_arm).
+  void on_blocked_tick(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns) {
+    take_ticks(ticks, off_cpu, program_ns, true);
+  }
   // Normal code moving an arm brackets the move with these; the signal side keeps off.
   bool enter_critical() { return critical_.exchange(true, std::memory_order_acq_rel); }
   void leave_critical(bool was) { critical_.store(was, std::memory_order_release); }
@@ -228,10 +241,13 @@ class SamplerEngine {
 
  private:
   bool allocation_due(std::size_t bytes);
+  void take_ticks(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns, bool blocked);
+  std::uint64_t wake_tail();  // at a sample: the ticks of a blocked hand-over's last stretch
 
   RuntimeAdapter* adapter_;
   bool signal_arm_ = false;  // the adapter's capability, read once per run (not per tick)
   bool arm_on_thread_ = false;  // ticks from a timer thread (capabilities().thread_arm)
+  bool blocked_arm_ = false;    // capabilities().blocked_arm
   std::shared_ptr<Profile> profiles_[3];  // by SampleKind
   SampleKind primary_ = SampleKind::Time;
   bool kind_enabled_[3] = {true, false, false};
@@ -277,6 +293,7 @@ class SamplerEngine {
   std::atomic<std::uint64_t> pending_off_cpu_{0}; // of those, due while the thread was blocked
   FunctionId blocked_id_ = kNoFunction;           // "(blocked)", made on first use
   std::atomic<std::uint64_t> first_pending_ns_{0};  // program time of the oldest of them
+  std::atomic<bool> handed_over_{false};  // ticks of a blocked thread came since the last sample
   std::atomic<bool> critical_{false};             // normal code is moving the arm: hands off
   std::atomic<std::uint64_t> next_arm_ns_{0};     // program time before which arming waits
   std::atomic<std::uint64_t> merged_{0};          // ticks carried by a later sample

@@ -9,7 +9,9 @@
 // clock moves between two reads, or the kernel says it is runnable. A tick that falls due while
 // the thread is blocked (the wall clock's) waits, and is delivered with its weight, counted as
 // off-CPU, at the first check that finds the thread running again; an interruption of a sleep
-// can then come only from a tick sent in the microseconds before the thread blocked.
+// can then come only from a tick sent in the microseconds before the thread blocked. Where the
+// adapter can arm a blocked thread from here (TimerSettings::on_blocked), they go to it at
+// once instead, and reach the stack the thread blocked in at its first safe point.
 //
 // The signal is a real-time one the program does not use (SIGRTMAX-3 unless asked otherwise),
 // queued to the thread with the timer's token (never SIGPROF, which programs and other
@@ -74,6 +76,10 @@ struct TimerSettings {
   // Deliver ticks from the watcher thread (no signal); the handler then runs beside the program.
   bool on_thread = false;
   int signal = 0;  // the signal delivering ticks (0: default_timer_signal())
+  // Signal delivery: the ticks due while the thread is blocked go to this handler on the
+  // watcher thread as they fall due (it arms the thread's wake-up), not to the signal handler
+  // once the thread runs again, when its stack may have moved on. Null: they wait.
+  TickHandler on_blocked = nullptr;
 };
 
 class SamplingTimer {
@@ -101,6 +107,16 @@ class SamplingTimer {
   // Returns how long the bracketed work took, in the timer's clock.
   std::uint64_t leave_profiler();
 
+  // The profiled thread's CPU clock (any thread may read it).
+  std::uint64_t thread_cpu_ns() const;
+  // The profiled thread, normal context, at its first safe point after a blocked hand-over
+  // (on_blocked): crosses the ticks due by now under the watcher's lock and returns them with
+  // how many were off the CPU, for the caller to charge at once. The watcher looks at a blocked
+  // thread once a millisecond; a signal at its next look would bring them to whatever runs
+  // by then. (The watcher is not woken: a wake-up from this thread's CPU tends to move it onto
+  // that CPU, where it then waits for this thread to block before it runs.)
+  std::uint64_t cross_at_wake(std::uint64_t* off_cpu);
+
   std::uint64_t signals() const { return signals_.load(std::memory_order_relaxed); }
   // Program time at which the signal's handler was found replaced or ignored by the program
   // (ticks stopped then); 0 while it is ours.
@@ -113,7 +129,7 @@ class SamplingTimer {
 
  private:
   std::uint64_t now() const;
-  std::uint64_t draw_gap();  // the next gap between ticks (watcher, or stop() once it is quiet)
+  std::uint64_t draw_gap();  // the next gap between ticks (under thread_mutex_, or stop() once the watcher is parked)
   // Crosses every tick due by program time `program`; returns how many.
   std::uint64_t cross_ticks(std::uint64_t program);
   // One check of the watcher: crosses the ticks due, delivers them or keeps them waiting, and
@@ -123,6 +139,7 @@ class SamplingTimer {
   // Whether the profiled thread is on a CPU, ready for one, or blocked now (watcher only).
   enum class ThreadState { Running, Ready, Blocked };
   ThreadState thread_state(bool look_closely);
+  bool hand_over_blocked(std::uint64_t program);  // to settings_.on_blocked (watcher only)
   // Queues the signal to the profiled thread if its handler is still ours (watcher only).
   bool send_signal();
   bool on_profiled_thread() const;
@@ -150,11 +167,14 @@ class SamplingTimer {
   std::uint64_t start_raw_ = 0;               // clock reading at start()
   std::uint64_t stopped_program_ns_ = 0;      // program time frozen by stop()
   std::atomic<std::uint64_t> stopped_off_cpu_{0};  // see take_off_cpu()
-  std::uint64_t next_tick_ = 0;               // program time of the next tick (watcher only)
-  std::uint64_t rng_ = 1;                     // xorshift64 state for the gaps (watcher only)
+  std::uint64_t next_tick_ = 0;               // program time of the next tick (under thread_mutex_)
+  std::uint64_t rng_ = 1;                     // xorshift64 state for the gaps (under thread_mutex_)
   bool missed_ = false;                       // the last check came before its tick (watcher only)
+  bool woke_ = false;                         // cross_at_wake crossed since the last check (under thread_mutex_)
   std::uint64_t last_cpu_ = 0;                // the thread's CPU clock at the last check (watcher only)
   unsigned quiet_checks_ = 0;                 // checks that found that clock still (watcher only)
+  unsigned blocked_polls_ = 0;                // looks in a row at a blocked thread with ticks waiting
+  std::uint64_t last_look_ns_ = 0;            // the monotonic clock at the last check (under thread_mutex_)
   std::atomic<bool> active_{false};           // handler does nothing unless set
   std::atomic<bool> in_flight_{false};        // a signal was sent and not yet handled
   std::atomic<std::uint64_t> ready_{0};       // ticks crossed, waiting for the handler
