@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <map>
-#include <unordered_map>
 
+#include "string_id_index.hpp"
 #include "text_util.hpp"
 #include "time_scale.hpp"
 
@@ -117,7 +116,15 @@ std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
   auto frame_text = [&](const std::string& label, bool first, bool leaf) {
     return escaped ? folded_frame_escaped(label, first, leaf) : folded_frame_plain(label, leaf);
   };
-  std::map<std::string, std::uint64_t> lines;  // sorted bytewise, duplicates add up
+  // Every line's stack back to back in one text, sorted bytewise and duplicates added up at the
+  // end: a line costs its bytes and one entry, where a map of strings cost a node and a copy.
+  struct Line { std::size_t at; std::size_t length; std::uint64_t count; };
+  std::string text;
+  std::vector<Line> lines;
+  auto add_line = [&](std::string_view stack, std::uint64_t count) {
+    lines.push_back({text.size(), stack.size(), count});
+    text += stack;
+  };
   // Depth first with one prefix string, cut back to its parent's length on the way up: each
   // frame is written once, so the cost is the output's size (a deep stack's prefix is never
   // copied per frame).
@@ -145,10 +152,12 @@ std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
       if (node.self > 0) {
         if (node.function != kNoFunction) {
           // The leaf frame needs the count guard: write it again as a leaf.
-          std::string line = prefix.substr(0, at) + frame_text(p.functions.label(node.function), it.first, true);
-          lines[line] += node.self;
+          lines.push_back({text.size(), 0, node.self});
+          text.append(prefix, 0, at);
+          text += frame_text(p.functions.label(node.function), it.first, true);
+          lines.back().length = text.size() - lines.back().at;
         } else if (o.idle_frame) {
-          lines[prefix.empty() ? "(idle)" : prefix + ";(idle)"] += node.self;
+          add_line(prefix.empty() ? std::string("(idle)") : prefix + ";(idle)", node.self);
         }
       }
       const std::size_t length = prefix.size();
@@ -158,8 +167,24 @@ std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
       std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(kids), todo.end());
     }
   }
+  auto view = [&](const Line& l) { return std::string_view(text).substr(l.at, l.length); };
+  std::sort(lines.begin(), lines.end(), [&](const Line& a, const Line& b) { return view(a) < view(b); });
+  std::size_t kept = 0;  // equal stacks (two threads' roots left out) add up
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (kept > 0 && view(lines[kept - 1]) == view(lines[i])) lines[kept - 1].count += lines[i].count;
+    else lines[kept++] = lines[i];
+  }
+  lines.resize(kept);
   std::string out = o.time_scale ? "# " + time_scale_text(p) + " escape=percent\n" : "";
-  for (const auto& [stack, count] : lines) out += stack + " " + std::to_string(count) + "\n";
+  std::size_t size = out.size();
+  for (const Line& l : lines) size += l.length + 22;  // a space, at most 20 digits, a newline
+  out.reserve(size);
+  for (const Line& l : lines) {
+    out += view(l);
+    out += ' ';
+    out += std::to_string(l.count);
+    out += '\n';
+  }
   return out;
 }
 
@@ -168,7 +193,8 @@ bool read_folded(std::string_view text, Profile* out, std::string* error,
   *out = Profile{};
   out->clock = ClockKind::Cpu;
   TimeScale scale;
-  std::unordered_map<std::string, FunctionId> ids;
+  auto name_of = [out](std::uint32_t id) -> const std::string& { return out->functions.info(id).name; };
+  StringIdIndex<decltype(name_of)> ids(name_of);  // the functions by name
   std::vector<FunctionId> frames;
   std::size_t line_no = 0, pos = 0;
   std::string_view line;
@@ -211,15 +237,16 @@ bool read_folded(std::string_view text, Profile* out, std::string* error,
                               std::string(raw.substr(0, 80)) + "\"";
           return false;
         }
-        const std::string& frame = escaped ? name : std::string(raw);
-        auto it = ids.find(frame);
-        if (it == ids.end()) {
+        const std::string_view frame = escaped ? std::string_view(name) : raw;
+        FunctionId id = ids.find(frame);
+        if (id == ids.kNone) {
           FunctionInfo info;
-          info.name = frame;
+          info.name = std::string(frame);
           info.kind = raw == "(idle)" ? FunctionKind::Pseudo : FunctionKind::Named;
-          it = ids.emplace(frame, out->add_function(std::move(info))).first;
+          id = out->add_function(std::move(info));
+          ids.insert(id);
         }
-        frames.push_back(it->second);
+        frames.push_back(id);
         if (semi == std::string_view::npos) break;
         fpos = semi + 1;
       }

@@ -1,6 +1,8 @@
 #include "scriptprof/function_table.hpp"
 #include "scriptprof/heap_bytes.hpp"
+#include "string_id_index.hpp"
 
+#include <string_view>
 #include <unordered_map>
 
 namespace scriptprof {
@@ -41,20 +43,24 @@ const std::string& FunctionTable::label(FunctionId id) const {
 void FunctionTable::build_labels() const {
   labels_.clear();
   labels_.reserve(infos_.size());
-  std::unordered_map<std::string, int> seen;  // base label -> how many so far
+  // Every label made so far, by its text; a label that came again counts how many times in
+  // `repeats` (by the id of the first function that bore it).
+  auto text_of = [this](std::uint32_t i) -> const std::string& { return labels_[i]; };
+  StringIdIndex<decltype(text_of)> made(text_of);
+  std::unordered_map<std::uint32_t, int> repeats;
   for (const FunctionInfo& f : infos_) {
     std::string label = base_label(f);
-    int n = ++seen[label];
-    if (n > 1) {
+    if (const std::uint32_t first = made.find(label); first != made.kNone) {
       // Keep going until the suffixed label is itself unused ("a #2" may be a real name).
+      int& n = repeats.try_emplace(first, 1).first->second;
       std::string candidate;
       do {
-        candidate = label + " #" + std::to_string(n);
-      } while (seen.count(candidate) && (n = ++seen[label]));
-      seen[candidate] = 1;
+        candidate = label + " #" + std::to_string(++n);
+      } while (made.find(candidate) != made.kNone);
       label = std::move(candidate);
     }
     labels_.push_back(std::move(label));
+    made.insert(static_cast<std::uint32_t>(labels_.size() - 1));
   }
   labels_valid_ = true;
 }
