@@ -266,7 +266,7 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   ready_ = 0;
   ready_off_cpu_ = 0;
   last_look_ns_ = clock_ns(CLOCK_MONOTONIC);
-  blocked_polls_ = 0;
+  blocked_since_ns_ = 0;
   in_flight_ = false;
   handler_lost_ns_ = 0;
   start_raw_ = now();
@@ -468,13 +468,13 @@ bool SamplingTimer::send_signal() {
   return true;
 }
 
-// How often the watcher looks at a blocked thread that has ticks waiting. A look (a wake-up,
-// a clock read, a sleep) costs 25-30 us of CPU on these virtual machines: at 1 ms, a thread
-// blocked in a read costs about 3% of a core. Without a hand-over (on_blocked) the waiting
-// ticks reach the stack the thread runs at the first look after it wakes, so the first looks
-// of a block come sooner, for the short sleeps of a frame loop.
+// How often the watcher looks at a blocked thread. A look (a wake-up, a clock read, a sleep)
+// costs 25-30 us of CPU on these virtual machines: at 1 ms, a thread blocked in a read costs
+// about 3% of a core. The ticks due after a wake wait for the first look after it, so in the
+// first milliseconds of a block, where a frame loop's sleeps end, looks come sooner.
 constexpr std::uint64_t kBlockedPollNs = 1'000'000;
 constexpr std::uint64_t kFirstBlockedPollNs = 200'000;
+constexpr std::uint64_t kShortBlockNs = 2'000'000;
 
 // Hands the waiting ticks of a thread that the kernel says is asleep to on_blocked, which arms
 // its wake-up: they then reach the stack it blocked in, where a signal once it runs again would
@@ -519,6 +519,7 @@ std::uint64_t SamplingTimer::check_ticks() {
   std::uint64_t program = program_at(since ? since : raw);
   std::uint64_t ticks = cross_ticks(program);
   const std::uint64_t period = settings_.period_ns;
+  std::uint64_t blocked_poll = 0;  // when the thread is blocked: how soon to look again
   if (settings_.on_thread) {
     if (ticks) handler_(context_, ticks, 0, program);
   } else {
@@ -529,24 +530,35 @@ std::uint64_t SamplingTimer::check_ticks() {
       if (!runs) ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
       ready_.fetch_add(ticks, std::memory_order_release);
     }
-    if (!runs && settings_.on_blocked && hand_over_blocked(program)) return kBlockedPollNs;
-    const std::uint64_t blocked_poll = blocked_polls_ < 3 ? kFirstBlockedPollNs : kBlockedPollNs;
+    if (runs) blocked_since_ns_ = 0;
+    else if (!blocked_since_ns_) blocked_since_ns_ = last_look_ns_;
+    // Looks at a blocked thread come often in the first milliseconds of a block, where the
+    // sleeps of a frame loop end (the ticks after its wake wait for the next look), and seldom
+    // after: a thread blocked in a read then costs a look a millisecond.
+    blocked_poll = last_look_ns_ - (runs ? last_look_ns_ : blocked_since_ns_) < kShortBlockNs ? kFirstBlockedPollNs
+                                                                                             : kBlockedPollNs;
+    if (!runs && settings_.on_blocked && hand_over_blocked(program)) return blocked_poll;
     if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire) && !send_signal())
-      return ++blocked_polls_, blocked_poll;  // blocked after all, or the handler is not ours
+      return blocked_poll;  // blocked after all, or the handler is not ours
     // Waiting ticks of a blocked thread: look again soon, so that they reach the stack it
     // wakes in rather than one that ran a period later.
-    if (ready_.load(std::memory_order_relaxed) && !runs) return ++blocked_polls_, blocked_poll;
-    blocked_polls_ = 0;
+    if (ready_.load(std::memory_order_relaxed) && !runs) return blocked_poll;
+    if (runs) blocked_poll = 0;
   }
   // Aim at the next tick. Program time runs no faster than the monotonic clock: sleeping the
-  // program time still ahead never oversleeps it. After two checks in a row too early (the
-  // thread sleeps on the CPU clock, or program time is held) the next waits a period.
+  // program time still ahead never oversleeps it. After two checks in a row too early while the
+  // thread runs (program time is held) the next waits a period.
   std::uint64_t ahead = next_tick_ > program ? next_tick_ - program : 0;
-  // A wake's crossing (cross_at_wake) took this check's ticks: not a miss.
+  // A wake's crossing (cross_at_wake) took this check's ticks: not a miss; nor is a look at a
+  // blocked thread (the looks at a sleeper keep their own pace, and the first look after the
+  // wake must aim at the next tick, not a period on).
   bool missed_again = ticks == 0 && missed_ && !woke_;
-  missed_ = ticks == 0 && !woke_;
+  missed_ = ticks == 0 && !woke_ && !blocked_poll;
   woke_ = false;
-  return missed_again ? std::max(ahead, period) : ahead + 2000;
+  const std::uint64_t next = missed_again ? std::max(ahead, period) : ahead + 2000;
+  // Asleep on the CPU clock: no tick falls due until it has run `ahead` again, but its wake
+  // is only seen by a look.
+  return blocked_poll ? std::min(next, blocked_poll) : next;
 }
 
 // The watcher thread: sleeps to each check (with the least timer slack the kernel allows, or a

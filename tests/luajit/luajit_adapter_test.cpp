@@ -399,6 +399,64 @@ TEST_CASE("A sleep on the wall clock is charged whole to the function that sleep
   }
 }
 
+// A game's frame loop: work, then a 1 ms sleep retried until whole (SDL_Delay's way). On either
+// clock the work's split must come out as its CPU time says: the ticks that fall due after a
+// wake must reach the frame's first function, not wait a period for the watcher's next look
+// (the CPU clock gave 0.54-0.62 for 0.75), and a sleep's ticks must stay in the sleep (the
+// wall clock gave the frame's first function 0.83).
+TEST_CASE("A frame loop's split between its functions is its CPU time's, on either clock") {
+  for (auto clock : {scriptprof::TimerClock::Cpu, scriptprof::TimerClock::Wall}) {
+    State s;
+    LuaJitSampler sampler(s.L);
+    std::string error;
+    RunSettings settings = at_hz(1000);
+    settings.clock = clock;
+    REQUIRE(sampler.start(s.L, settings, &error));
+    REQUIRE(s.run(R"(
+      local ffi = require "ffi"
+      ffi.cdef[[
+        typedef struct { long tv_sec; long tv_nsec; } sp_frame_ts;
+        int nanosleep(const sp_frame_ts *req, sp_frame_ts *rem);
+        int clock_gettime(int clk, sp_frame_ts *tp);
+      ]]
+      local ts = ffi.new("sp_frame_ts")
+      local function cpu() ffi.C.clock_gettime(3, ts); return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9 end
+      local function sleep_1ms()
+        local req, rem = ffi.new("sp_frame_ts", 0, 1000000), ffi.new("sp_frame_ts")
+        while ffi.C.nanosleep(req, rem) ~= 0 do req, rem = rem, req end
+      end
+      local state = {}
+      for e = 1, 100 do state[e] = e end
+      local function step(e) local v = state[e] for i = 1, 1500 do v = (v * 1.0000001 + i) % 1000.5 end state[e] = v end
+      local function paint(e) local v = state[e] for i = 1, 500 do v = (v * 1.0000001 + i) % 1000.5 end state[e] = v end
+      local t_step, t_paint = 0, 0
+      for _ = 1, 600 do
+        local t0 = cpu()
+        for e = 1, 100 do step(e) end
+        local t1 = cpu()
+        for e = 1, 100 do paint(e) end
+        t_step, t_paint = t_step + (t1 - t0), t_paint + (cpu() - t1)
+        sleep_1ms()
+      end
+      truth = t_step / (t_step + t_paint)
+    )").empty());
+    sampler.stop();
+    lua_getglobal(s.L, "truth");
+    const double truth = lua_tonumber(s.L, -1);
+    lua_pop(s.L, 1);
+    const Profile& p = sampler.profile();
+    FunctionId step = function_named(p, "step"), paint = function_named(p, "paint");
+    REQUIRE(step != scriptprof::kNoFunction);
+    REQUIRE(paint != scriptprof::kNoFunction);
+    const double a = static_cast<double>(p.counts(step).cumulative), b = static_cast<double>(p.counts(paint).cumulative);
+    INFO((clock == scriptprof::TimerClock::Cpu ? "cpu" : "wall") << " clock: step " << a << ", paint " << b
+                                                                 << " samples; CPU time says " << truth);
+    REQUIRE(a + b > 300);
+    const double share = a / (a + b), sd = std::sqrt(truth * (1 - truth) / (a + b));
+    CHECK(share == Approx(truth).margin(4 * sd + 0.03));
+  }
+}
+
 TEST_CASE("A recursion overflows LuaJIT's stack at the same depth with the sampler on") {
   // Walking a stack at its limit must not push on it: a push there raises "stack overflow"
   // from the sample, a frame before the program's own (C frames are named from LuaJIT's stack

@@ -173,7 +173,7 @@ class SamplingTimer {
   bool woke_ = false;                         // cross_at_wake crossed since the last check (under thread_mutex_)
   std::uint64_t last_cpu_ = 0;                // the thread's CPU clock at the last check (watcher only)
   unsigned quiet_checks_ = 0;                 // checks that found that clock still (watcher only)
-  unsigned blocked_polls_ = 0;                // looks in a row at a blocked thread with ticks waiting
+  std::uint64_t blocked_since_ns_ = 0;        // the look that first found the thread blocked (0: it runs)
   std::uint64_t last_look_ns_ = 0;            // the monotonic clock at the last check (under thread_mutex_)
   std::atomic<bool> active_{false};           // handler does nothing unless set
   std::atomic<bool> in_flight_{false};        // a signal was sent and not yet handled
