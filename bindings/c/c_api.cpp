@@ -97,6 +97,7 @@ void scriptprof_options_init(scriptprof_options* o) {
   o->count_calls = 0;
   o->full_stacks = 0;
   o->max_samples = 100000;
+  o->signal = NULL;
 }
 
 scriptprof_status scriptprof_create(const scriptprof_options* options, scriptprof_profiler** out) {
@@ -119,6 +120,8 @@ scriptprof_status scriptprof_create(const scriptprof_options* options, scriptpro
   for (const auto& f : fields)
     if (!scriptprof::set_run_option(&run, f.name, f.value, &error))
       return failed(SCRIPTPROF_INVALID_ARGUMENT, std::string("scriptprof_create: ") + f.name + " " + error);
+  if (o.signal && !scriptprof::set_run_option(&run, "signal", scriptprof::OptionValue::of_string(o.signal), &error))
+    return failed(SCRIPTPROF_INVALID_ARGUMENT, std::string("scriptprof_create: signal ") + error);
   return guarded("scriptprof_create", [&] {
     scriptprof::ProfilerOptions po;
     po.clock = run.clock;
@@ -126,6 +129,7 @@ scriptprof_status scriptprof_create(const scriptprof_options* options, scriptpro
     po.count_calls = run.count_calls;
     po.full_stacks = run.full_stacks;
     po.max_samples = run.max_samples;
+    po.signal = run.signal;
     *out = new scriptprof_profiler(po);
     return SCRIPTPROF_OK;
   });

@@ -84,6 +84,7 @@ RunSettings run_settings(const ProfilerOptions& o) {
   settings.count_calls = o.count_calls;
   settings.full_stacks = o.full_stacks;
   settings.max_samples = o.max_samples;
+  settings.signal = o.signal;
   return settings;
 }
 

@@ -12,6 +12,7 @@ extern "C" {
 }
 
 
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -204,6 +205,35 @@ TEST_CASE("start failures say whose they are: the caller's state or the system's
   // Nothing was left half-started: both start normally now.
   REQUIRE(scriptprof_start(p, L) == SCRIPTPROF_OK);
   REQUIRE(scriptprof_stop(p, L) == SCRIPTPROF_OK);
+  REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
+  lua_close(L);
+}
+
+// The option table's `signal`, through the C API: the timer delivers with the signal asked for,
+// and one the process cannot take is refused, naming the option.
+TEST_CASE("a host chooses the timer's signal, and a bad one is refused by name") {
+  scriptprof_options o;
+  scriptprof_options_init(&o);
+  CHECK(o.signal == nullptr);
+  o.hz = 1000;
+  o.signal = "SIGKILL";
+  scriptprof_profiler* p = nullptr;
+  CHECK(scriptprof_create(&o, &p) == SCRIPTPROF_INVALID_ARGUMENT);
+  CHECK(p == nullptr);
+  CHECK(std::string(scriptprof_error()).find("signal") != std::string::npos);
+  CHECK(std::string(scriptprof_error()).find("SIGKILL") != std::string::npos);
+  o.signal = "SIGRTMIN+2";
+  REQUIRE(scriptprof_create(&o, &p) == SCRIPTPROF_OK);
+  lua_State* L = new_state();
+  attach_and_start(p, L);
+  struct sigaction now;
+  REQUIRE(sigaction(SIGRTMIN + 2, nullptr, &now) == 0);
+  CHECK((now.sa_flags & SA_SIGINFO) != 0);  // the timer's handler took it
+  call_global(L, "think", 0.1);
+  REQUIRE(scriptprof_stop(p, L) == SCRIPTPROF_OK);
+  scriptprof_profile* prof = take_checked(p);
+  CHECK(scriptprof_profile_samples(prof) > 30);  // 100 ms at 1 kHz came through it
+  scriptprof_profile_free(prof);
   REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
   lua_close(L);
 }

@@ -45,6 +45,8 @@ typedef struct scriptprof_options {
   int count_calls;     /* 1: exact call counts through Lua's call hook (costs time) */
   int full_stacks;     /* 1: keep every sample (timelines: chrome, lms; frame details) */
   uint64_t max_samples;/* stacks per thread before collection stops (default 100000; 0: none) */
+  const char* signal;  /* the signal the timer delivers with: NULL for SIGRTMAX-3, else "SIGRTMIN+N",
+                          "SIGRTMAX-N", "SIGPROF", "SIGUSR1", ... (the program keeps its own) */
 } scriptprof_options;
 
 /* The calling thread's message for its last failed call ("" if none). */

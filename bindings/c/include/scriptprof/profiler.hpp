@@ -35,6 +35,7 @@ struct ProfilerOptions {
   bool count_calls = false;             // exact calls through Lua's call hook (costs time)
   bool full_stacks = false;             // keep every sample: timelines, frame details
   std::uint64_t max_samples = 100'000;  // stacks per thread before its collection stops
+  int signal = 0;                       // the timer's signal (0: SIGRTMAX-3)
 };
 
 // Why a call failed: the caller asked for something the profiler's state does not allow, or
