@@ -404,7 +404,7 @@ TEST_CASE("A sleep on the wall clock is charged whole to the function that sleep
 // wake must reach the frame's first function, not wait a period for the watcher's next look
 // (the CPU clock gave 0.54-0.62 for 0.75), and a sleep's ticks must stay in the sleep (the
 // wall clock gave the frame's first function 0.83).
-TEST_CASE("A frame loop's split between its functions is its CPU time's, on either clock") {
+TEST_CASE("A frame loop's split between its functions is its CPU time's, on either clock", "[serial]") {
   for (auto clock : {scriptprof::TimerClock::Cpu, scriptprof::TimerClock::Wall}) {
     State s;
     LuaJitSampler sampler(s.L);
