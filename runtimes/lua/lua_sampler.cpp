@@ -81,6 +81,7 @@ Capabilities LuaSampler::capabilities() const {
   Capabilities c;
   c.runtime = LUA_RELEASE;
   c.signal_arm = true;    // lua_sethook is documented as safe in a signal handler
+  c.blocked_arm = true;   // a return hook set from the timer's thread (arm_blocked)
   c.call_events = true;   // call hooks
   c.alloc_events = true;  // the allocator wrapper
   c.gc_events = true;     // the __gc sentinel
@@ -199,6 +200,34 @@ ArmResult LuaSampler::arm() {
   return arm(L) ? ArmResult::Armed : ArmResult::NotNow;
 }
 
+// The timer's thread, while the running state's thread is asleep or blocked in the kernel (a
+// sleep, a read, a C function waiting): the first return after it wakes (of the C function that
+// blocked, most often) is the safe point, and its sample is the stack that blocked. Only what
+// another thread may do: the state's own fields are read (no hook of the program's, none
+// running, the stack far from its limit) and its hook fields written, never its frames. With a
+// hook of the program's, under call counting or inside the profiler's own work, the ticks wait
+// for a signal once it runs (NotNow). A thread that wakes in the microseconds between the
+// kernel's word and the writes meets them as it would a signal's.
+ArmResult LuaSampler::arm_blocked() {
+  lua_State* L = current_.load(std::memory_order_acquire);
+  if (!L || counting_ || in_profiler_.load(std::memory_order_acquire) || !stack_settled(L)) return ArmResult::NotNow;
+  if (armed_.load(std::memory_order_acquire) != nullptr) return ArmResult::AlreadyArmed;
+  if (!g_state_layout_verified.load(std::memory_order_acquire) || lua_gethook(L) != nullptr ||
+      lua_gethookmask(L) != 0 || lua_status(L) != LUA_OK || hook_running(L) || !verified_stack_far_below_limit(L))
+    return ArmResult::NotNow;
+  saved_ = HostHook{};
+  borrowed_ = false;
+  blocked_arm_ = true;
+  pending_c_ = {};
+  armed_.store(L, std::memory_order_release);
+  if (!set_return_hook_from_outside(L, sampler_hook)) {
+    blocked_arm_ = false;
+    armed_.store(nullptr, std::memory_order_release);
+    return ArmResult::NotNow;
+  }
+  return ArmResult::Armed;
+}
+
 // Signal context, or normal context inside the engine's critical section. Arms L's next safe point; false when it
 // did not. Ticks wait (stay pending) while a hook runs or the program's count has just
 // restarted; they are dropped and counted when a hook there could not get its stack slots.
@@ -266,7 +295,7 @@ bool LuaSampler::arm(lua_State* L) {
 // program's hook has one: not armed for that.) Signal-safe: field reads.
 bool LuaSampler::still_armed(lua_State* L) const {
   return armed_.load(std::memory_order_acquire) == L && lua_gethook(L) == sampler_hook &&
-         (borrowed_ || (lua_gethookmask(L) & LUA_MASKCOUNT));
+         (borrowed_ || blocked_arm_ || (lua_gethookmask(L) & LUA_MASKCOUNT));
 }
 
 // Lua 5.4.0-5.4.2 grow a stack with realloc and then correct every pointer into it: from the
@@ -303,6 +332,7 @@ void LuaSampler::disarm(bool fired) {
     }
   }
   if (!fired) pending_c_ = {};
+  blocked_arm_ = false;
   armed_.store(nullptr, std::memory_order_release);
 }
 

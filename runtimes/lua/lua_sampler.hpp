@@ -236,6 +236,7 @@ class LuaSampler final : private RuntimeAdapter {
   // The adapter contract (RuntimeAdapter): the engine's tick arms the running state.
   Capabilities capabilities() const override;
   ArmResult arm() override;                        // signal context
+  ArmResult arm_blocked() override;                // the timer's thread, this one blocked
   void disarm() override { disarm(false); }        // critical context
   bool arm(lua_State* L);                          // signal or critical context
   void disarm(bool fired);                         // signal or critical context
@@ -301,13 +302,16 @@ class LuaSampler final : private RuntimeAdapter {
     program_hooks_ = true;
     quick_counting_ = false;
   }
-  bool in_profiler_ = false;                       // the profiler's own work: not sampled
+  // The profiler's own work: not sampled, and no blocked arm lands in it (atomic: arm_blocked
+  // reads it on the timer's thread).
+  std::atomic<bool> in_profiler_{false};
 
   // Shared with the signal handler (lock-free atomics only).
   std::atomic<lua_State*> current_{nullptr};       // the state running Lua code now
   std::atomic<lua_State*> armed_{nullptr};         // state whose hook we replaced, or null
   HostHook saved_;                                 // armed_'s own hook, restored after the sample
   bool borrowed_ = false;                          // armed on the program's own hook's events
+  bool blocked_arm_ = false;                       // armed from the timer's thread (arm_blocked)
   // A stack being moved (stack_move_begins): kStackInRealloc while the allocator runs, then
   // the old block while the state's own pointer is still that block (Lua sets it last, after
   // correcting the rest); null otherwise.

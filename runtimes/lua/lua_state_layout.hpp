@@ -97,6 +97,15 @@ inline bool verified_stack_far_below_limit(lua_State* L) {
   return last - base <= (LUAI_MAXSTACK - kExtraStack - kHookReach) * kSlot;
 }
 
+// Sets L's hook to `hook` on return events alone by writing the two fields, without
+// lua_sethook's walk over L's frames (settraps): for the timer's thread while L's own thread is
+// blocked in the kernel, when no other thread may touch L's stack. A return needs no trap: Lua
+// reads the mask at every return, of a C function (luaD_poscall) as of a Lua one. The hook is
+// written before the mask (a reader that sees the mask sees the hook); both are fields the Lua
+// core declares volatile for writes from outside the running code. False, with nothing
+// written, when the layout is not verified.
+bool set_return_hook_from_outside(lua_State* L, lua_Hook hook);
+
 // lua_sethook, leaving what the program's line hook sees as it was: Lua 5.4.0's lua_sethook
 // also sets the "last traced instruction" that decides the next line event. Signal-safe (as
 // lua_sethook is, and field writes on L's own thread). For every hook the sampler sets itself;
