@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <vector>
 
 #include "example_profile.hpp"
 #include "profile_equivalence.hpp"
@@ -87,6 +88,19 @@ TEST_CASE("statistics follow statprof's definitions") {
   CHECK(rows[0].function == e.a);  // self descending
   CHECK(rows[1].function == e.b);
   CHECK(rows[2].function == e.main);
+}
+
+// Found by the folded fuzzer: 3.4e17 samples (under the 2^62 limit) of a recursion more than 53
+// deep made Guile 3's every-frame count pass 2^64 and wrap below the cumulative count.
+TEST_CASE("every-frame counts of a deep recursion under a huge weight saturate, never wrap") {
+  Profile p;
+  FunctionId f = p.add_function({"f", "x.lua", 1, 2, FunctionKind::Script});
+  const std::vector<FunctionId> stack(64, f);
+  REQUIRE(p.weight_fits(344444444444444163ull));
+  p.add_sample(0, 0, 344444444444444163ull, stack.data(), stack.size());
+  CHECK(p.counts(f).cumulative == 344444444444444163ull);
+  CHECK(p.counts(f).occurrences == UINT64_MAX);
+  CHECK(check_invariants(p).empty());
 }
 
 TEST_CASE("invariants hold on thousands of random stacks") {
