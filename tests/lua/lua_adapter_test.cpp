@@ -32,9 +32,10 @@ struct State {
   }
 };
 
-SamplerSettings at(std::uint64_t hz) {
+SamplerSettings at(std::uint64_t hz, TimerClock clock = TimerClock::Cpu) {
   SamplerSettings s;
   s.period_ns = 1'000'000'000u / hz;
+  s.clock = clock;
   return s;
 }
 
@@ -73,6 +74,14 @@ int nap(lua_State* L) {  // a C function that blocks, as a host's sleep or read 
   }
   return 0;
 }
+// A sampler on the wall clock at `hz`, started on s with `nap` registered.
+LuaSampler* start_with_nap(State& s, std::uint64_t hz) {
+  lua_register(s.L, "nap", nap);
+  LuaSampler* sampler = attach_sampler(s.L);
+  std::string error;
+  REQUIRE(sampler->start(s.L, at(hz, TimerClock::Wall), &error));
+  return sampler;
+}
 }  // namespace
 
 // Ticks due while the thread was blocked come under a "(blocked)" leaf, a function the engine
@@ -80,12 +89,7 @@ int nap(lua_State* L) {  // a C function that blocks, as a host's sleep or read 
 // them (it crashed the wall-clock torture run under load).
 TEST_CASE("wall clock: time blocked in a C function is (blocked) - and functions made after it are named") {
   State s;
-  lua_register(s.L, "nap", nap);
-  LuaSampler* sampler = attach_sampler(s.L);
-  std::string error;
-  SamplerSettings settings = at(2000);
-  settings.clock = TimerClock::Wall;
-  REQUIRE(sampler->start(s.L, settings, &error));
+  LuaSampler* sampler = start_with_nap(s, 2000);
   s.run(R"(
     local function waiter() for _ = 1, 20 do nap(0.005); local x = 0 for i = 1, 2e4 do x = x + i end end end
     waiter()
@@ -110,12 +114,7 @@ TEST_CASE("wall clock: time blocked in a C function is (blocked) - and functions
 // found the next function instead (a frame loop's first function got its sleeps: 0.86 for 0.76).
 TEST_CASE("wall clock: a sleep's ticks are the sleeping C function's, not what runs after it") {
   State s;
-  lua_register(s.L, "nap", nap);
-  LuaSampler* sampler = attach_sampler(s.L);
-  std::string error;
-  SamplerSettings settings = at(1000);
-  settings.clock = TimerClock::Wall;
-  REQUIRE(sampler->start(s.L, settings, &error));
+  LuaSampler* sampler = start_with_nap(s, 1000);
   s.run(R"(
     local function after() local x = 0 for i = 1, 2e5 do x = x + i end return x end
     local function sleeper() nap(0.004) end

@@ -55,9 +55,10 @@ std::string plain_result(const char* program) {
   return lua_tostring(plain.L, -1);
 }
 
-RunSettings at_hz(unsigned hz) {
+RunSettings at_hz(unsigned hz, scriptprof::TimerClock clock = scriptprof::TimerClock::Cpu) {
   RunSettings s;
   s.period_ns = 1'000'000'000u / hz;
+  s.clock = clock;
   return s;
 }
 
@@ -365,9 +366,7 @@ TEST_CASE("A sleep on the wall clock is charged whole to the function that sleep
     State s;
     LuaJitSampler sampler(s.L);
     std::string error;
-    RunSettings settings = at_hz(hz);
-    settings.clock = scriptprof::TimerClock::Wall;
-    REQUIRE(sampler.start(s.L, settings, &error));
+    REQUIRE(sampler.start(s.L, at_hz(hz, scriptprof::TimerClock::Wall), &error));
     REQUIRE(s.run(R"(
       local ffi = require "ffi"
       ffi.cdef[[
@@ -409,9 +408,7 @@ TEST_CASE("A frame loop's split between its functions is its CPU time's, on eith
     State s;
     LuaJitSampler sampler(s.L);
     std::string error;
-    RunSettings settings = at_hz(1000);
-    settings.clock = clock;
-    REQUIRE(sampler.start(s.L, settings, &error));
+    REQUIRE(sampler.start(s.L, at_hz(1000, clock), &error));
     REQUIRE(s.run(R"(
       local ffi = require "ffi"
       ffi.cdef[[
