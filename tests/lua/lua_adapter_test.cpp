@@ -7,6 +7,7 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include <cmath>
 #include <cstdlib>
 #include <time.h>
 #include <memory>
@@ -45,6 +46,12 @@ std::uint64_t self_of(const Profile& p, const std::string& prefix) {
   return 0;
 }
 
+std::uint64_t cumulative_of(const Profile& p, const std::string& prefix) {
+  for (FunctionId f = 0; f < p.functions.size(); ++f)
+    if (p.functions.label(f).rfind(prefix, 0) == 0) return p.counts(f).cumulative;
+  return 0;
+}
+
 int host_hook_calls = 0;
 void host_hook(lua_State*, lua_Debug*) { ++host_hook_calls; }
 
@@ -74,6 +81,13 @@ int nap(lua_State* L) {  // a C function that blocks, as a host's sleep or read 
   }
   return 0;
 }
+int thread_cpu(lua_State* L) {  // the thread's CPU clock, seconds: a frame loop's truth
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  lua_pushnumber(L, static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9);
+  return 1;
+}
+
 // A sampler on the wall clock at `hz`, started on s with `nap` registered.
 LuaSampler* start_with_nap(State& s, std::uint64_t hz) {
   lua_register(s.L, "nap", nap);
@@ -134,6 +148,46 @@ TEST_CASE("wall clock: a sleep's ticks are the sleeping C function's, not what r
   INFO(under_nap << " blocked ticks under nap, " << elsewhere << " elsewhere");
   CHECK(under_nap >= 150);  // 200 ms asleep at 1 kHz
   CHECK(elsewhere * 10 <= under_nap);
+}
+
+// A game's frame loop under Lua 5.4: work, then a 1 ms sleep in a C function. On either clock
+// the work's split must come out as its CPU time says (the wall clock gave the frame's first
+// function its sleeps: 0.86 for 0.76). [serial]: see the LuaJIT test of the same name.
+TEST_CASE("A Lua 5.4 frame loop's split between its functions is its CPU time's, on either clock", "[serial]") {
+  for (TimerClock clock : {TimerClock::Cpu, TimerClock::Wall}) {
+    State s;
+    lua_register(s.L, "nap", nap);
+    lua_register(s.L, "thread_cpu", thread_cpu);
+    LuaSampler* sampler = attach_sampler(s.L);
+    std::string error;
+    REQUIRE(sampler->start(s.L, at(1000, clock), &error));
+    s.run(R"(
+      local state = {}
+      for e = 1, 100 do state[e] = e end
+      local function step(e) local v = state[e] for i = 1, 600 do v = (v * 1.0000001 + i) % 1000.5 end state[e] = v end
+      local function paint(e) local v = state[e] for i = 1, 200 do v = (v * 1.0000001 + i) % 1000.5 end state[e] = v end
+      local t_step, t_paint = 0, 0
+      for _ = 1, 600 do
+        local t0 = thread_cpu()
+        for e = 1, 100 do step(e) end
+        local t1 = thread_cpu()
+        for e = 1, 100 do paint(e) end
+        t_step, t_paint = t_step + (t1 - t0), t_paint + (thread_cpu() - t1)
+        nap(0.001)
+      end
+      truth = t_step / (t_step + t_paint))");
+    sampler->stop();
+    lua_getglobal(s.L, "truth");
+    const double truth = lua_tonumber(s.L, -1);
+    lua_pop(s.L, 1);
+    const Profile& p = sampler->profile();
+    const double a = static_cast<double>(cumulative_of(p, "step (")), b = static_cast<double>(cumulative_of(p, "paint ("));
+    INFO((clock == TimerClock::Cpu ? "cpu" : "wall") << " clock: step " << a << ", paint " << b << " samples; CPU time says "
+                                                     << truth);
+    REQUIRE(a + b > 300);
+    const double share = a / (a + b), sd = std::sqrt(truth * (1 - truth) / (a + b));
+    CHECK(share == Approx(truth).margin(4 * sd + 0.03));
+  }
 }
 
 TEST_CASE("start twice is refused with a reason") {
