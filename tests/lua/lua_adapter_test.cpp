@@ -14,6 +14,7 @@ extern "C" {
 #include <string>
 #include <unordered_map>
 
+#include "../core/frame_loop_script.hpp"
 #include "lua_attach.hpp"
 #include "profiler_module.hpp"
 #include "pointer_id_map.hpp"
@@ -161,21 +162,7 @@ TEST_CASE("A Lua 5.4 frame loop's split between its functions is its CPU time's,
     LuaSampler* sampler = attach_sampler(s.L);
     std::string error;
     REQUIRE(sampler->start(s.L, at(1000, clock), &error));
-    s.run(R"(
-      local state = {}
-      for e = 1, 100 do state[e] = e end
-      local function step(e) local v = state[e] for i = 1, 600 do v = (v * 1.0000001 + i) % 1000.5 end state[e] = v end
-      local function paint(e) local v = state[e] for i = 1, 200 do v = (v * 1.0000001 + i) % 1000.5 end state[e] = v end
-      local t_step, t_paint = 0, 0
-      for _ = 1, 600 do
-        local t0 = thread_cpu()
-        for e = 1, 100 do step(e) end
-        local t1 = thread_cpu()
-        for e = 1, 100 do paint(e) end
-        t_step, t_paint = t_step + (t1 - t0), t_paint + (thread_cpu() - t1)
-        nap(0.001)
-      end
-      truth = t_step / (t_step + t_paint))");
+    s.run(scriptprof::test::frame_loop_script(600).c_str());
     sampler->stop();
     lua_getglobal(s.L, "truth");
     const double truth = lua_tonumber(s.L, -1);
