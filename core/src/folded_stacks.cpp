@@ -121,10 +121,7 @@ std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
   struct Line { std::size_t at; std::size_t length; std::uint64_t count; };
   std::string text;
   std::vector<Line> lines;
-  auto add_line = [&](std::string_view stack, std::uint64_t count) {
-    lines.push_back({text.size(), stack.size(), count});
-    text += stack;
-  };
+  auto end_line = [&](std::size_t start, std::uint64_t count) { lines.push_back({start, text.size() - start, count}); };
   // Depth first with one prefix string, cut back to its parent's length on the way up: each
   // frame is written once, so the cost is the output's size (a deep stack's prefix is never
   // copied per frame).
@@ -152,12 +149,15 @@ std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
       if (node.self > 0) {
         if (node.function != kNoFunction) {
           // The leaf frame needs the count guard: write it again as a leaf.
-          lines.push_back({text.size(), 0, node.self});
+          const std::size_t start = text.size();
           text.append(prefix, 0, at);
           text += frame_text(p.functions.label(node.function), it.first, true);
-          lines.back().length = text.size() - lines.back().at;
+          end_line(start, node.self);
         } else if (o.idle_frame) {
-          add_line(prefix.empty() ? std::string("(idle)") : prefix + ";(idle)", node.self);
+          const std::size_t start = text.size();
+          text += prefix;
+          text += prefix.empty() ? "(idle)" : ";(idle)";
+          end_line(start, node.self);
         }
       }
       const std::size_t length = prefix.size();

@@ -202,8 +202,6 @@ int parse_timer_signal(const std::string& text, std::string* error) {
 
 std::uint64_t SamplingTimer::now() const { return clock_ns(clock_id_); }
 
-std::uint64_t SamplingTimer::thread_cpu_ns() const { return clock_ns(thread_cpu_); }
-
 std::uint64_t SamplingTimer::program_at(std::uint64_t raw) const {
   std::uint64_t excluded = excluded_profiler_.load(std::memory_order_relaxed) +
                            excluded_handler_.load(std::memory_order_relaxed);
@@ -476,6 +474,13 @@ constexpr std::uint64_t kBlockedPollNs = 1'000'000;
 constexpr std::uint64_t kFirstBlockedPollNs = 200'000;
 constexpr std::uint64_t kShortBlockNs = 2'000'000;
 
+// Looks at a blocked thread come often in the first milliseconds of a block, where the sleeps
+// of a frame loop end (the ticks after its wake wait for the next look), and seldom after: a
+// thread blocked in a read then costs a look a millisecond.
+std::uint64_t SamplingTimer::next_blocked_look() const {
+  return blocked_since_ns_ && last_look_ns_ - blocked_since_ns_ >= kShortBlockNs ? kBlockedPollNs : kFirstBlockedPollNs;
+}
+
 // Hands the waiting ticks of a thread that the kernel says is asleep to on_blocked, which arms
 // its wake-up: they then reach the stack it blocked in, where a signal once it runs again would
 // find whatever ran up to a poll later (a sleeper that returns at once would be gone). True
@@ -532,18 +537,14 @@ std::uint64_t SamplingTimer::check_ticks() {
     }
     if (runs) blocked_since_ns_ = 0;
     else if (!blocked_since_ns_) blocked_since_ns_ = last_look_ns_;
-    // Looks at a blocked thread come often in the first milliseconds of a block, where the
-    // sleeps of a frame loop end (the ticks after its wake wait for the next look), and seldom
-    // after: a thread blocked in a read then costs a look a millisecond.
-    blocked_poll = last_look_ns_ - (runs ? last_look_ns_ : blocked_since_ns_) < kShortBlockNs ? kFirstBlockedPollNs
-                                                                                             : kBlockedPollNs;
-    if (!runs && settings_.on_blocked && hand_over_blocked(program)) return blocked_poll;
+    const std::uint64_t look_again = next_blocked_look();
+    if (!runs && settings_.on_blocked && hand_over_blocked(program)) return look_again;
     if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire) && !send_signal())
-      return blocked_poll;  // blocked after all, or the handler is not ours
+      return look_again;  // blocked after all, or the handler is not ours
     // Waiting ticks of a blocked thread: look again soon, so that they reach the stack it
     // wakes in rather than one that ran a period later.
-    if (ready_.load(std::memory_order_relaxed) && !runs) return blocked_poll;
-    if (runs) blocked_poll = 0;
+    if (ready_.load(std::memory_order_relaxed) && !runs) return look_again;
+    if (!runs) blocked_poll = look_again;
   }
   // Aim at the next tick. Program time runs no faster than the monotonic clock: sleeping the
   // program time still ahead never oversleeps it. After two checks in a row too early while the

@@ -36,9 +36,6 @@ class StringIdIndex {
     ++size_;
   }
 
-  std::size_t size() const { return size_; }
-  std::size_t bytes() const { return slots_.capacity() * sizeof(Slot); }
-
  private:
   struct Slot {
     std::uint32_t id = kNone;

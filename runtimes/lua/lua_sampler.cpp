@@ -219,12 +219,8 @@ ArmResult LuaSampler::arm_blocked() {
   borrowed_ = false;
   blocked_arm_ = true;
   pending_c_ = {};
-  armed_.store(L, std::memory_order_release);
-  if (!set_return_hook_from_outside(L, sampler_hook)) {
-    blocked_arm_ = false;
-    armed_.store(nullptr, std::memory_order_release);
-    return ArmResult::NotNow;
-  }
+  armed_.store(L, std::memory_order_release);  // before the hook: it finds itself armed
+  set_return_hook_from_outside(L, sampler_hook);
   return ArmResult::Armed;
 }
 

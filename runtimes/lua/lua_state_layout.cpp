@@ -274,11 +274,9 @@ bool hook_has_room(lua_State* L) {
   return high >= 0 && high + kHookReach <= LUAI_MAXSTACK;
 }
 
-bool set_return_hook_from_outside(lua_State* L, lua_Hook hook) {
-  if (!verified()) return false;
+void set_return_hook_from_outside(lua_State* L, lua_Hook hook) {
   __atomic_store_n(&field<lua_Hook>(L, g_layout->hook), hook, __ATOMIC_RELEASE);
   __atomic_store_n(&field<int>(L, g_layout->hookmask), LUA_MASKRET, __ATOMIC_RELEASE);
-  return true;
 }
 
 void set_hook(lua_State* L, lua_Hook hook, int mask, int count) {

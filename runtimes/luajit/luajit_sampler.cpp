@@ -144,7 +144,7 @@ void LuaJitSampler::release_run_state() {
 ArmResult LuaJitSampler::arm() {
   // Inside the callback LuaJIT refuses a trigger (its hook mask holds HOOK_VMEVENT) and the
   // arm would be lost with armed_ set: the ticks wait for the next tick instead.
-  if (in_profiler_.load(std::memory_order_relaxed)) return ArmResult::NotNow;
+  if (in_profiler_.load(std::memory_order_acquire)) return ArmResult::NotNow;
   const bool was = armed_.exchange(true, std::memory_order_relaxed);
   bridge_.trigger();
   return was ? ArmResult::AlreadyArmed : ArmResult::Armed;
@@ -156,11 +156,8 @@ ArmResult LuaJitSampler::arm() {
 // armed_ is clear) or when a program running on it sets a hook or starts a trace, none of which
 // a thread in the kernel does. LuaJIT's own profiler triggers the same way from its timer
 // thread on Windows, at any time; here only a thread that wakes in the microseconds between
-// the kernel's word and the trigger could meet it. Never inside the profiler's own work.
-ArmResult LuaJitSampler::arm_blocked() {
-  if (in_profiler_.load(std::memory_order_acquire)) return ArmResult::NotNow;
-  return arm();
-}
+// the kernel's word and the trigger could meet it. Never inside the profiler's own work (arm()).
+ArmResult LuaJitSampler::arm_blocked() { return arm(); }
 
 void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
   armed_.store(false, std::memory_order_relaxed);

@@ -107,8 +107,6 @@ class SamplingTimer {
   // Returns how long the bracketed work took, in the timer's clock.
   std::uint64_t leave_profiler();
 
-  // The profiled thread's CPU clock (any thread may read it).
-  std::uint64_t thread_cpu_ns() const;
   // The profiled thread, normal context, at its first safe point after a blocked hand-over
   // (on_blocked): crosses the ticks due by now under the watcher's lock and returns them with
   // how many were off the CPU, for the caller to charge at once. The watcher looks at a blocked
@@ -140,6 +138,7 @@ class SamplingTimer {
   enum class ThreadState { Running, Ready, Blocked };
   ThreadState thread_state(bool look_closely);
   bool hand_over_blocked(std::uint64_t program);  // to settings_.on_blocked (watcher only)
+  std::uint64_t next_blocked_look() const;        // delay to the next look at a blocked thread (watcher only)
   // Queues the signal to the profiled thread if its handler is still ours (watcher only).
   bool send_signal();
   bool on_profiled_thread() const;
