@@ -52,6 +52,7 @@ ModuleSampler* begin_run(lua_State* L, RunOptions& o) {
   lua_settop(L, 2);
   o.sampler.hold_clock = true;
   ModuleSampler* s = attach_sampler(L);
+  ModuleOwnWork own(*s);
   start_fresh_or_raise(L, o);
   push_run_guard(L, s, o.display, o.file);
   return s;

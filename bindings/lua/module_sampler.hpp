@@ -16,10 +16,15 @@ using SamplerSettings = luajit::SamplerSettings;
 using SampleKind = scriptprof::SampleKind;
 using SamplerStatus = scriptprof::RunStatus;
 using luajit::attach_sampler;
+// LuaJIT's heap is its own allocator's (lj_alloc): the module has nothing to keep out of it.
+struct ModuleOwnWork {
+  explicit ModuleOwnWork(ModuleSampler&) {}
+};
 }  // namespace scriptprof::lua
 #else
 #include "lua_attach.hpp"
 namespace scriptprof::lua {
 using ModuleSampler = LuaSampler;
+using ModuleOwnWork = LuaSampler::OwnWork;  // what the module makes stays out of the host's heap
 }  // namespace scriptprof::lua
 #endif

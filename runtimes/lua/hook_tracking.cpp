@@ -65,7 +65,10 @@ int db_gethook(lua_State* L) {
   HostHook program = sampler->program_visible_hook(L, L1);
   if (!lua_checkstack(L, 4)) return luaL_error(L, "stack overflow");
   const bool thread_given = lua_isthread(L, 1);
-  stand_in(L, L1, program);
+  {
+    LuaSampler::OwnWork own(*sampler);
+    stand_in(L, L1, program);
+  }
   if (thread_given) lua_replace(L, 1);  // gethook(S) for gethook(L1)
   else lua_insert(L, 1);                // gethook(S) for gethook()
   return gethook(L);

@@ -28,15 +28,17 @@ LuaSampler* attach_sampler(lua_State* L) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
   lua_State* main = lua_tothread(L, -1);
   lua_pop(L, 1);
+  // Made first: its allocator tap takes what follows out of the host's heap.
+  auto* sampler = new LuaSampler(main);
+  LuaSampler::OwnWork own(*sampler);
   // The holder owns the sampler; keeping it in the registry ties it to the state's life.
   auto* holder = static_cast<LuaSampler**>(lua_newuserdatauv(L, sizeof(LuaSampler*), 0));
-  *holder = nullptr;
+  *holder = sampler;
   if (luaL_newmetatable(L, kHolderMeta)) {
     lua_pushcfunction(L, holder_gc);
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
-  *holder = new LuaSampler(main);
   lua_rawsetp(L, LUA_REGISTRYINDEX, holder);  // keyed by its own address: unique
   (*holder)->name_c_function(wrapped_coroutine_function(), "coroutine.wrap (function)");
   install_coroutine_tracking(L);

@@ -162,6 +162,7 @@ void LuaSampler::mark_listed_counted(lua_State* L) {
 
 void LuaSampler::set_count_list(lua_State* L, int idx) {
   if (engine_.active()) return;
+  OwnWork own(*this);
   idx = lua_absindex(L, idx);
   count_list_.clear();
   if (lua_isnoneornil(L, idx)) {

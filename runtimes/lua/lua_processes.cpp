@@ -10,6 +10,7 @@ namespace scriptprof::lua {
 // ---- Controls -----------------------------------------------------------------------------
 
 void LuaSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
+  OwnWork own(*this);
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kExcludedKey) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_createtable(L, 0, 1);

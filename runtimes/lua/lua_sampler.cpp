@@ -34,7 +34,9 @@ int event_mask(int event) {
 
 // ---- Life cycle ---------------------------------------------------------------------------
 
-LuaSampler::LuaSampler(lua_State* main) : main_(main), engine_(this) {
+LuaSampler::LuaSampler(lua_State* main)
+    : main_(main), engine_(this), tap_(AllocatorTap::attach(main, this)), in_profiler_(tap_->own_work()) {
+  OwnWork own(*this);
   lua_pushlightuserdata(main, this);
   lua_rawsetp(main, LUA_REGISTRYINDEX, &kSamplerKey);
   samplers_changed();
@@ -42,11 +44,11 @@ LuaSampler::LuaSampler(lua_State* main) : main_(main), engine_(this) {
 
 LuaSampler::~LuaSampler() {
   stop();
-  release_allocator_tap();
   for (auto [fn, context] : destroy_listeners_) fn(context);
   lua_pushnil(main_);
   lua_rawsetp(main_, LUA_REGISTRYINDEX, &kSamplerKey);
   hook_lookup_leave(this);
+  tap_->orphan();  // it stays in the chain: the state frees the blocks in its arena later
 }
 
 LuaSampler* LuaSampler::of(lua_State* L) {
@@ -89,6 +91,7 @@ Capabilities LuaSampler::capabilities() const {
 }
 
 bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::string* error) {
+  OwnWork own(*this);
   const bool listed_only = !settings.count_calls && !count_list_.empty();
   if (!engine_.start(settings, settings.count_calls || listed_only, error, listed_only)) return false;
   settings_ = settings;
@@ -143,6 +146,7 @@ void LuaSampler::suspend_sampling() { engine_.suspend(); }
 
 void LuaSampler::stop() {
   if (!engine_.active()) return;
+  OwnWork own(*this);
   engine_.suspend();
   if (counting_) {
     // Threads the program hooked get their hooks back (restore_thread_hooks); the running
@@ -154,7 +158,7 @@ void LuaSampler::stop() {
     restore_thread_hooks(main_);
     if (!count_list_.empty()) mark_listed_counted(main_);
   }
-  remove_space_hooks(main_);
+  remove_space_hooks();
   qualify_names(main_);
   engine_.stop();  // inactive: the GC sentinel sees this and lets itself go
 }

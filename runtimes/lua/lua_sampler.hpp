@@ -24,6 +24,7 @@ extern "C" {
 #include "scriptprof/profile.hpp"
 #include "scriptprof/process_chain.hpp"
 #include "scriptprof/sampler_engine.hpp"
+#include "allocator_tap.hpp"
 #include "pointer_id_map.hpp"
 #include "lua_declared_names.hpp"
 #include "lua_state_layout.hpp"
@@ -31,7 +32,6 @@ extern "C" {
 
 namespace scriptprof::lua {
 
-struct AllocatorTap;  // the allocator wrapper's state (lua_space_sampling.cpp)
 
 // The engine's run settings, and what only the Lua adapter reads.
 struct SamplerSettings : RunSettings {
@@ -76,6 +76,21 @@ class LuaSampler final : private RuntimeAdapter {
   LuaSampler(const LuaSampler&) = delete;
   LuaSampler& operator=(const LuaSampler&) = delete;
 
+  // Brackets the profiler's own work on the state (attach, start, stop, a sample, its records):
+  // the blocks Lua makes meanwhile come from the allocator tap's arena, not the host's heap,
+  // and no sample or blocked arm lands in it. Never around a call into the program's code.
+  class OwnWork {
+   public:
+    explicit OwnWork(LuaSampler& s) : flag_(s.in_profiler_), was_(flag_.exchange(true)) {}
+    ~OwnWork() { flag_.store(was_); }
+    OwnWork(const OwnWork&) = delete;
+    OwnWork& operator=(const OwnWork&) = delete;
+
+   private:
+    std::atomic<bool>& flag_;
+    const bool was_;
+  };
+
   // Starts a profiling run on `L` (which must be running on the calling OS thread): call hooks,
   // the allocator wrapper and the GC sentinel as the settings ask, then sampling unless
   // settings.start_sampling is false. Samples add to the current profiles until stop().
@@ -97,6 +112,9 @@ class LuaSampler final : private RuntimeAdapter {
   void mark_analyzed() { engine_.mark_analyzed(); }
   // Profiled seconds over every run since the last reset, the current one included.
   double accumulated_seconds() const { return engine_.accumulated_seconds(); }
+  // Bytes of the Lua objects the profiler made (closures, tables, threads), which Lua counts in
+  // its heap but which live in the allocator tap's arena, outside the host's.
+  std::size_t own_heap_bytes() const { return tap_->arena_bytes(); }
 
   // The profile of the last run that the reports show by default: time, or else gc or space
   // when only those were asked for. Its time accumulates over start/stop pairs.
@@ -195,6 +213,13 @@ class LuaSampler final : private RuntimeAdapter {
     // Moved elsewhere: unsettled while the state still points at the old block.
     moving_stack_.store(new_block == old_block ? 0 : old_block, std::memory_order_release);
   }
+  // From the allocator tap, for a block growing during a run: whether it is the stack of the
+  // state armed for a sample, which Lua grows for the hook it is about to call (LUA_MINSTACK
+  // slots): the growth is the profiler's, and goes to its arena.
+  bool armed_stack(const void* block) const {
+    lua_State* armed = armed_.load(std::memory_order_relaxed);
+    return armed && block == stack_block(armed);
+  }
   // From the allocator wrapper, for every allocation of the program: the common "no sample
   // due" path is inline (through the engine's inline early-outs), so it costs no call.
   void on_alloc(std::size_t bytes) {
@@ -265,8 +290,7 @@ class LuaSampler final : private RuntimeAdapter {
   void rename_function(FunctionId id, const std::string& name);
   void qualify_names(lua_State* L);                 // names by where functions live (run's end)
   void install_space_hooks(lua_State* L);
-  void remove_space_hooks(lua_State* L);
-  void release_allocator_tap();  // at destruction: the tap forwards on alone if still called
+  void remove_space_hooks();
   void new_gc_sentinel(lua_State* L);
   void arm_for_allocation();                        // an allocation sample is due
   void forget_block(const void* block);             // a freed block was a function's
@@ -302,9 +326,11 @@ class LuaSampler final : private RuntimeAdapter {
     program_hooks_ = true;
     quick_counting_ = false;
   }
-  // The profiler's own work: not sampled, and no blocked arm lands in it (atomic: arm_blocked
-  // reads it on the timer's thread).
-  std::atomic<bool> in_profiler_{false};
+  AllocatorTap* const tap_;  // our place in the allocator chain (orphaned at the end)
+  // The profiler's own work: not sampled, no blocked arm lands in it (atomic: arm_blocked reads
+  // it on the timer's thread), and its blocks go to the arena. The tap's flag, beside what every
+  // allocation reads.
+  std::atomic<bool>& in_profiler_;
 
   // Shared with the signal handler (lock-free atomics only).
   std::atomic<lua_State*> current_{nullptr};       // the state running Lua code now
@@ -322,8 +348,6 @@ class LuaSampler final : private RuntimeAdapter {
   const void* seek_ci_ = nullptr;                  // a walk looks for this CallInfo...
   bool seen_ci_ = false;                           // ...and says whether it met it
 
-  AllocatorTap* tap_ = nullptr;                  // the allocator wrapper's own state (its ud)
-  bool tap_in_chain_ = false;                      // tap_ is in the state's allocator chain
   std::vector<const void*> count_list_;            // functions to count (empty: all)
   PointerIdMap fn_ids_;                            // call counting: function object -> id
   const void* last_fp_ = nullptr;                  // the last callee and its id (freed: reset)

@@ -29,6 +29,7 @@ bool push_thread(lua_State* L, lua_State* thread) {
 }
 
 LuaSampler::ThreadRecord* LuaSampler::thread_record(lua_State* L, lua_State* thread, bool create) {
+  OwnWork own(*this);
   if (!lua_checkstack(L, 4)) return nullptr;  // a hook always has LUA_MINSTACK slots
   int top = lua_gettop(L);
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kThreadRecordsKey) != LUA_TTABLE) {

@@ -1,0 +1,79 @@
+// The profiler's place in a state's allocator chain (lua_Alloc and its ud), from attach to the
+// state's end. Blocks Lua makes while the profiler works (its closures, tables, threads, the
+// stack slots its hook needs) come from a private arena, not the host's heap: a host whose heap
+// is capped at what its program needs runs the same profiled. During a run the tap also tells
+// the sampler of stack moves, frees and allocations (Allegro's space profiler).
+//
+// It outlives the sampler: blocks in its arena are freed by the state later, and a host may
+// have wrapped it (lua_setallocf with lua_getallocf's answer). A sampler's tap left at the head
+// of the chain is taken back by the next sampler on the state; otherwise it frees itself at the
+// state's very last free (the main thread's own block). A host that changes the allocator
+// after attach must call through the one it replaces, as Lua's manual shows for wrappers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include <lua.h>
+
+#include "scriptprof/private_arena.hpp"
+
+namespace scriptprof::lua {
+
+class LuaSampler;
+
+class AllocatorTap {
+ public:
+  enum class Mode {
+    Idle,   // no run: only the arena's blocks are routed
+    Guard,  // a run: a stack growing near its limit or moving in place is told to the sampler
+    Watch,  // a run counting calls or sampling allocations: frees and sizes too
+  };
+
+  // The tap of `main`'s state for `sampler`, in Idle mode: the one a former sampler left at
+  // the head of the chain, or a new one put there.
+  static AllocatorTap* attach(lua_State* main, LuaSampler* sampler);
+  // True while the sampler does its own work (LuaSampler::OwnWork): the sampler's own flag,
+  // kept here beside what every allocation reads.
+  std::atomic<bool>& own_work() { return own_work_; }
+  void set_mode(Mode mode) { mode_ = mode; }
+  // The sampler is going: the tap forwards (and routes the arena's blocks) until it is taken
+  // back or the state ends.
+  void orphan();
+  // Bytes of the state's blocks in the arena (the profiler's objects), as Lua counts them.
+  std::size_t arena_bytes() const { return arena_.live_bytes(); }
+
+  // The state's allocator while the tap heads its chain (ud: the tap). `Allocator` says how
+  // the wrapped allocator is reached.
+  template <typename Allocator>
+  static void* allocate(void* ud, void* ptr, std::size_t osize, std::size_t nsize);
+
+ private:
+  AllocatorTap(lua_Alloc host, void* host_ud, const void* last_block);
+  ~AllocatorTap() = default;
+  template <typename Allocator>
+  void* watch(void* ptr, std::size_t osize, std::size_t nsize);
+  template <typename Allocator>
+  void* allocate_watching(void* ptr, std::size_t osize, std::size_t nsize);
+  // The host's heap for the program's blocks (inline: nearly every call), else route_ours.
+  template <typename Allocator>
+  void* route(void* ptr, std::size_t osize, std::size_t nsize, bool own) {
+    if (!own && !arena_.owns(ptr)) return Allocator::call(this, ptr, osize, nsize);
+    return route_ours<Allocator>(ptr, osize, nsize, own);
+  }
+  template <typename Allocator>
+  void* route_ours(void* ptr, std::size_t osize, std::size_t nsize, bool own);
+  template <typename Allocator>
+  void* move(void* ptr, std::size_t osize, std::size_t nsize, bool to_arena);
+
+  friend struct HostAllocator;
+  Mode mode_ = Mode::Idle;
+  LuaSampler* sampler_ = nullptr;                 // null once orphaned
+  std::atomic<bool> own_work_{false};
+  lua_Alloc host_;
+  void* host_ud_;
+  const void* last_block_;  // the main state's block: its free ends the state
+  PrivateArena arena_;
+};
+
+}  // namespace scriptprof::lua
