@@ -124,7 +124,8 @@ std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
   auto end_line = [&](std::size_t start, std::uint64_t count) { lines.push_back({start, text.size() - start, count}); };
   // Depth first with one prefix string, cut back to its parent's length on the way up: each
   // frame is written once, so the cost is the output's size (a deep stack's prefix is never
-  // copied per frame).
+  // copied per frame). A node's next sibling waits under its first child, so the work list
+  // holds a node per level, never a node's every child (a million: 24 MB).
   struct Item { NodeId node; std::size_t prefix_length; bool first; };
   std::vector<Item> todo;
   std::string prefix;
@@ -135,6 +136,8 @@ std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
       Item it = todo.back();
       todo.pop_back();
       const CallTreeNode& node = p.tree.node(it.node);
+      if (it.prefix_length != std::string::npos && node.next_sibling != kNoNode)
+        todo.push_back({node.next_sibling, it.prefix_length, it.first});
       bool first_below = it.first;
       if (it.prefix_length == std::string::npos) {  // the thread's root
         prefix = root;
@@ -160,11 +163,7 @@ std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
           end_line(start, node.self);
         }
       }
-      const std::size_t length = prefix.size();
-      std::size_t kids = todo.size();
-      for (NodeId c = node.first_child; c != kNoNode; c = p.tree.node(c).next_sibling)
-        todo.push_back({c, length, first_below});
-      std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(kids), todo.end());
+      if (node.first_child != kNoNode) todo.push_back({node.first_child, prefix.size(), first_below});
     }
   }
   auto view = [&](const Line& l) { return std::string_view(text).substr(l.at, l.length); };
@@ -177,12 +176,16 @@ std::string write_folded(const Profile& p, const FoldedWriteOptions& o) {
   lines.resize(kept);
   std::string out = o.time_scale ? "# " + time_scale_text(p) + " escape=percent\n" : "";
   std::size_t size = out.size();
-  for (const Line& l : lines) size += l.length + 22;  // a space, at most 20 digits, a newline
+  char digits[24];
+  auto count_text = [&](std::uint64_t n) {
+    return std::string_view(digits, static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, n).ptr - digits));
+  };
+  for (const Line& l : lines) size += l.length + count_text(l.count).size() + 2;  // a space, a newline
   out.reserve(size);
   for (const Line& l : lines) {
     out += view(l);
     out += ' ';
-    out += std::to_string(l.count);
+    out += count_text(l.count);
     out += '\n';
   }
   return out;

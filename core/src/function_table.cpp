@@ -37,16 +37,21 @@ void FunctionTable::rename(FunctionId id, std::string name) {
 
 const std::string& FunctionTable::label(FunctionId id) const {
   if (!labels_valid_) build_labels();
-  return labels_[id];
+  const std::uint32_t at = label_at_[id];
+  return at == kOwnName ? infos_[id].name : made_labels_[at];
 }
 
 void FunctionTable::build_labels() const {
-  labels_.clear();
-  labels_.reserve(infos_.size());
+  label_at_.clear();
+  label_at_.reserve(infos_.size());
+  made_labels_.clear();
   // Every label made so far, by its text; a label that came again counts how many times in
   // `repeats` (by the id of the first function that bore it).
-  auto text_of = [this](std::uint32_t i) -> const std::string& { return labels_[i]; };
+  auto text_of = [this](std::uint32_t i) -> const std::string& {
+    return label_at_[i] == kOwnName ? infos_[i].name : made_labels_[label_at_[i]];
+  };
   StringIdIndex<decltype(text_of)> made(text_of);
+  made.reserve(infos_.size());
   std::unordered_map<std::uint32_t, int> repeats;
   for (const FunctionInfo& f : infos_) {
     std::string label = base_label(f);
@@ -59,8 +64,13 @@ void FunctionTable::build_labels() const {
       } while (made.find(candidate) != made.kNone);
       label = std::move(candidate);
     }
-    labels_.push_back(std::move(label));
-    made.insert(static_cast<std::uint32_t>(labels_.size() - 1));
+    if (label == f.name) {
+      label_at_.push_back(kOwnName);
+    } else {
+      label_at_.push_back(static_cast<std::uint32_t>(made_labels_.size()));
+      made_labels_.push_back(std::move(label));
+    }
+    made.insert(static_cast<std::uint32_t>(label_at_.size() - 1));
   }
   labels_valid_ = true;
 }
@@ -70,9 +80,9 @@ void FunctionTable::build_labels() const {
 namespace scriptprof {
 
 std::size_t FunctionTable::bytes() const {
-  std::size_t n = heap_bytes(infos_) + heap_bytes(labels_);
+  std::size_t n = heap_bytes(infos_) + heap_bytes(label_at_) + heap_bytes(made_labels_);
   for (const FunctionInfo& info : infos_) n += heap_bytes(info.name) + heap_bytes(info.file);
-  for (const std::string& label : labels_) n += heap_bytes(label);
+  for (const std::string& label : made_labels_) n += heap_bytes(label);
   return n;
 }
 

@@ -29,6 +29,14 @@ class StringIdIndex {
     return kNone;
   }
 
+  // Room for `n` ids without growing (a growth holds the old slots and the new at once), for
+  // an index still empty.
+  void reserve(std::size_t n) {
+    std::size_t size = 64;
+    while (size < 2 * n) size *= 2;
+    if (size_ == 0 && size > slots_.size()) slots_.assign(size, Slot{});
+  }
+
   // Adds `id`, whose text the index must not hold yet.
   void insert(std::uint32_t id) {
     if ((size_ + 1) * 2 > slots_.size()) grow();

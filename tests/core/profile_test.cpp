@@ -157,6 +157,23 @@ TEST_CASE("labels are unique and readable") {
   CHECK(p.functions.label(a2) == "a (x.lua:1)");
 }
 
+// Names read from a file are their own labels, kept once; one that another function's label
+// takes first still gets its suffix, and a rename is seen.
+TEST_CASE("a name read from a file is its own label, unique like any other") {
+  Profile p;
+  FunctionId a = p.add_function({"a (x.lua:1)", "", 0, 0, FunctionKind::Named});
+  FunctionId s = p.add_function({"a", "x.lua", 1, 2, FunctionKind::Script});
+  FunctionId b = p.add_function({"b", "", 0, 0, FunctionKind::Named});
+  FunctionId empty = p.add_function({"", "", 0, 0, FunctionKind::Named});
+  CHECK(p.functions.label(a) == "a (x.lua:1)");
+  CHECK(&p.functions.label(a) == &p.functions.info(a).name);  // not copied
+  CHECK(p.functions.label(s) == "a (x.lua:1) #2");
+  CHECK(p.functions.label(b) == "b");
+  CHECK(p.functions.label(empty) == "?");
+  p.functions.rename(b, "c");
+  CHECK(p.functions.label(b) == "c");
+}
+
 TEST_CASE("a count list: only marked functions have a count, the others are unknown, not 0") {
   Profile p;
   FunctionId listed = p.add_function({"listed", "a.lua", 1});
