@@ -5,11 +5,13 @@
 
 namespace scriptprof {
 
-FunctionId Profile::add_function(FunctionInfo info) {
-  FunctionId id = functions.add(std::move(info));
-  counts_.emplace_back();
-  if (every_function_counted_) counts_.back().calls = 0;
-  return id;
+FunctionId Profile::add_function(FunctionInfo info) { return functions.add(std::move(info)); }
+
+void Profile::grow_counts() const {
+  const std::size_t from = counts_.size();
+  counts_.resize(functions.size());
+  if (every_function_counted_)
+    for (std::size_t f = from; f < counts_.size(); ++f) counts_[f].calls = 0;
 }
 
 void Profile::enable_call_counts(bool every_function) {
@@ -23,7 +25,7 @@ void Profile::enable_call_counts(bool every_function) {
 double Profile::collector_seconds() const {
   if (total_weight_ == 0) return 0.0;
   std::uint64_t in_gc = 0;
-  for (FunctionId f = 0; f < functions.size() && f < counts_.size(); ++f)
+  for (FunctionId f = 0; f < functions.size(); ++f)
     if (functions.info(f).collector) in_gc += counts(f).self;
   return total_seconds * static_cast<double>(in_gc) / static_cast<double>(total_weight_);
 }
@@ -102,6 +104,7 @@ NodeId Profile::add_sample(std::uint32_t thread, std::uint64_t t_ns, std::uint64
 }
 
 void Profile::settle_counts() const {
+  grow_counts();
   for (FunctionCounts& c : counts_) c.self = c.cumulative = c.occurrences = 0;
   for (LineCounts& c : location_counts_) c = LineCounts{};
   // Depth-first over each tree, with how many nodes above the current one hold each function
@@ -146,7 +149,7 @@ void Profile::add_jit_share(NodeId leaf, std::uint64_t weight, bool compiled) {
   jit_shares = true;
   jit_paths_ = true;
   if (!compiled || leaf == kNoNode || leaf != last_leaf_) return;
-  counts_[tree.function_of(leaf)].compiled += weight;
+  slot(tree.function_of(leaf)).compiled += weight;
   compiled_nodes_[leaf] += weight;
   if (last_line_leaf_ != kNoNode) compiled_line_nodes_[last_line_leaf_] += weight;
 }
@@ -204,13 +207,13 @@ FunctionId Profile::find_location(FunctionId f, int line) {
 }
 
 void Profile::add_call(FunctionId callee, bool self_call) {
-  FunctionCounts& c = counts_[callee];
+  FunctionCounts& c = slot(callee);
   c.calls = c.calls.value_or(0) + 1;
   if (self_call) ++c.self_calls;
 }
 
 void Profile::add_calls(FunctionId callee, FunctionId caller, std::uint64_t n) {
-  FunctionCounts& c = counts_[callee];
+  FunctionCounts& c = slot(callee);
   c.calls = c.calls.value_or(0) + n;
   if (caller == callee) c.self_calls += n;
   if (caller != kNoFunction) add_arc_calls(caller, callee, n);
@@ -229,8 +232,9 @@ void Profile::add_arc_calls(FunctionId caller, FunctionId callee, std::uint64_t 
 }
 
 void Profile::set_calls(FunctionId f, std::optional<std::uint64_t> calls, std::uint64_t self_calls) {
-  counts_[f].calls = calls;
-  counts_[f].self_calls = self_calls;
+  FunctionCounts& c = slot(f);
+  c.calls = calls;
+  c.self_calls = self_calls;
 }
 
 void Profile::clear() {

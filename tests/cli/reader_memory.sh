@@ -28,6 +28,9 @@ check "400k distinct stacks" "$dir/stacks.folded"
 # 1,000,000 distinct functions named as profiles name them.
 awk 'BEGIN { for (i = 0; i < 1000000; i++) printf "update_%d (game/entities.lua:%d) 1\n", i, i % 5000 }' >"$dir/names.folded"
 check "1M distinct functions" "$dir/names.folded"
+# 1,000,000 distinct functions with the shortest names: a file's bytes buy the most records.
+awk 'BEGIN { for (i = 0; i < 1000000; i++) printf "f%06d 1\n", i }' >"$dir/short.folded"
+check "1M distinct short names" "$dir/short.folded"
 # One stack 1,000,000 frames deep.
 awk 'BEGIN { for (i = 0; i < 1000000; i++) printf "%sf%d", (i ? ";" : ""), i % 7; print " 3" }' >"$dir/deep.folded"
 check "a stack 1M frames deep" "$dir/deep.folded"

@@ -99,7 +99,7 @@ class Profile {
   // A function's compiled self weight as a file gave it: per function only, no paths.
   void restore_compiled(FunctionId f, std::uint64_t weight) {
     jit_shares = true;
-    counts_[f].compiled = weight;
+    slot(f).compiled = weight;
   }
   // The compiled self weight at `node` of `t` (tree or line_tree()); nullopt when the profile
   // does not know it per path (no JIT, or read from a file that kept only per-function shares).
@@ -142,7 +142,7 @@ class Profile {
   void enable_call_counts(bool every_function = true);
   // `f`'s calls were counted: 0 rather than unknown when it was never called.
   void mark_counted(FunctionId f) {
-    if (f < counts_.size() && !counts_[f].calls) counts_[f].calls = 0;
+    if (f < functions.size() && !slot(f).calls) slot(f).calls = 0;
   }
   bool calls_counted() const { return calls_counted_; }
 
@@ -168,7 +168,7 @@ class Profile {
   double collector_seconds() const;
   const FunctionCounts& counts(FunctionId id) const {
     settled_.ensure([this] { settle_counts(); });
-    return counts_[id];
+    return slot(id);  // a function added since the counts settled has none yet
   }
 
   // Drops every sample and count but keeps the settings.
@@ -183,6 +183,13 @@ class Profile {
   // self weight to its function's self, its count to the occurrences, and to the cumulative
   // only where no node above it has the same function (once per stack, even in recursion).
   void settle_counts() const;
+  // The counts are made when first needed, not with each function: a file converted to another
+  // format never reads them (a million functions read from a folded file saved 56 MB).
+  FunctionCounts& slot(FunctionId f) const {
+    if (f >= counts_.size()) grow_counts();
+    return counts_[f];
+  }
+  void grow_counts() const;  // to every function of the table
   mutable std::vector<FunctionCounts> counts_;
   SettleFlag settled_;
   std::uint64_t total_weight_ = 0;
