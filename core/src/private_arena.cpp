@@ -79,7 +79,6 @@ void* PrivateArena::allocate(std::size_t bytes) {
   }
   ARENA_UNPOISON(block, block_size);
   VALGRIND_MALLOCLIKE_BLOCK(block, bytes, 0, 0);
-  ++live_;
   live_bytes_ += bytes;
   return block;
 }
@@ -93,7 +92,6 @@ void PrivateArena::release(void* block, std::size_t bytes) {
   VALGRIND_MAKE_MEM_NOACCESS(block, block_size);
   ARENA_POISON(block, block_size);
   free_[c] = block;
-  --live_;
   live_bytes_ -= bytes;
 }
 

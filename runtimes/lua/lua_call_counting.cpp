@@ -107,10 +107,8 @@ void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {
 // Only a change of (callee, caller) reaches the profiles, and may allocate there: that is the
 // profiler's own memory, not the program's. Out of line: the quick path stays free of calls.
 void LuaSampler::start_call_run(FunctionId callee, FunctionId caller) {
-  const bool was_in_profiler = in_profiler_;
-  in_profiler_ = true;
+  OwnWork own(*this);
   engine_.record_call(callee, caller);
-  in_profiler_ = was_in_profiler;
 }
 
 bool LuaSampler::listed(const void* f) const {

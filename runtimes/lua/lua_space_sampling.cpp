@@ -1,11 +1,10 @@
-// Space sampling for the Lua adapter: the allocator wrapper (Allegro's space profiler) and the
-// GC sentinel (statprof's gcprof). Both only decide *when* to sample; stacks are walked at a
+// Space sampling for the Lua adapter: the allocator tap's run modes (Allegro's space profiler)
+// and the GC sentinel (statprof's gcprof). Both only decide *when* to sample; stacks are walked at a
 // safe point, like the timer's: the allocator runs in the middle of VM operations (a stack
 // being grown, a table being resized), where walking frames or pushing values is not safe.
 #include "lua_sampler.hpp"
 
 #include <lauxlib.h>
-
 
 namespace scriptprof::lua {
 

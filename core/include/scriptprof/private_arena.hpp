@@ -33,7 +33,6 @@ class PrivateArena {
   static bool fits(std::size_t old_bytes, std::size_t bytes) { return class_of(old_bytes) == class_of(bytes); }
   // An owned block of `old_bytes` now holds `bytes` where it is (fits).
   void resized(std::size_t old_bytes, std::size_t bytes) { live_bytes_ += bytes - old_bytes; }
-  std::size_t live_blocks() const { return live_; }
   std::size_t live_bytes() const { return live_bytes_; }  // as asked for, not as rounded up
 
  private:
@@ -46,7 +45,6 @@ class PrivateArena {
   std::size_t size_ = 0;       // reserved bytes (0: no arena)
   std::size_t used_ = 0;       // handed out from the start of the range, ever
   std::size_t committed_ = 0;  // readable and writable from the start of the range
-  std::size_t live_ = 0;
   std::size_t live_bytes_ = 0;
   void* free_[kClasses] = {};  // each free block holds the next one's address
 };
