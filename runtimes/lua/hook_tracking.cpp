@@ -26,7 +26,15 @@ int db_sethook(lua_State* L) {
   lua_CFunction sethook = lua_tocfunction(L, lua_upvalueindex(kSetHook));
   LuaSampler* sampler = LuaSampler::of(L);
   if (!sampler) return sethook(L);
-  sethook(L);  // raises on bad arguments before it changes anything
+  // A tick that arms between the release's two writes (hook, then mask) reads half of them:
+  // then they are written again, whole (the same arguments, the same effect).
+  const int top = lua_gettop(L);
+  for (;;) {
+    const std::uint32_t arms = sampler->arms_so_far();
+    sethook(L);  // raises on bad arguments before it changes anything
+    if (sampler->arms_so_far() == arms) break;
+    lua_settop(L, top);
+  }
   // Read as the sampler sees it: a tick may have armed over the new hook already (saving it).
   HostHook set = sampler->program_visible_hook(L, L1);
   sampler->set_program_hook(L, L1, set.hook, set.mask, set.count);

@@ -247,6 +247,10 @@ bool LuaSampler::arm(lua_State* L) {
   // takes that status for a yield by the hook and abandons the close. The ticks wait.
   if (lua_status(L) != LUA_OK) return false;
   if (hook_running(L) || (!borrowable && countdown && *countdown == lua_gethookcount(L))) return false;
+  // A hook without events, or events without a hook: lua_sethook never leaves either, so the
+  // tick came between its writes of the two (the program's debug.sethook, or the host's).
+  // Saved now, that half would be restored after the sample in place of what it sets.
+  if ((lua_gethook(L) == nullptr) != (lua_gethookmask(L) == 0)) return false;
   if (!hook_has_room(L)) {
     engine_.drop_pending();
     return false;
@@ -268,6 +272,7 @@ bool LuaSampler::arm(lua_State* L) {
   // every event as unprofiled (a count of ours, restarting, shifted its count events and Lua's
   // line tracking). Under call counting our hook already carries the program's: it stays. Call
   // and return masks keep the older way below (a count of ours, which they do not see).
+  arms_.fetch_add(1, std::memory_order_acq_rel);
   if (!rearm && borrowable) {
     borrowed_ = true;
     armed_.store(L, std::memory_order_release);

@@ -173,6 +173,9 @@ class LuaSampler final : private RuntimeAdapter {
   // sets L1's hook, and sees the hook it set, whatever hook the profiler has put in its place.
   void set_program_hook(lua_State* L, lua_State* L1, lua_Hook hook, int mask, int count);
   HostHook program_visible_hook(lua_State* L, lua_State* L1);
+  // How many arms have set our hook so far: one that comes between two readings may have read
+  // hook fields the program was halfway through writing.
+  std::uint32_t arms_so_far() const { return arms_.load(std::memory_order_acquire); }
 
   // Function identity of the function running at `ar` in `L` (for proc_call_data and friends).
   FunctionId function_of(lua_State* L, lua_Debug* ar);
@@ -338,6 +341,7 @@ class LuaSampler final : private RuntimeAdapter {
   HostHook saved_;                                 // armed_'s own hook, restored after the sample
   bool borrowed_ = false;                          // armed on the program's own hook's events
   bool blocked_arm_ = false;                       // armed from the timer's thread (arm_blocked)
+  std::atomic<std::uint32_t> arms_{0};             // arms that set our hook (arms_so_far)
   // A stack being moved (stack_move_begins): kStackInRealloc while the allocator runs, then
   // the old block while the state's own pointer is still that block (Lua sets it last, after
   // correcting the rest); null otherwise.
