@@ -265,7 +265,14 @@ void SamplerEngine::take_ticks(std::uint64_t ticks, std::uint64_t off_cpu, std::
   if (pending_.fetch_add(ticks, std::memory_order_relaxed) == 0)
     first_pending_ns_.store(program_ns, std::memory_order_relaxed);
   if (blocked) handed_over_.store(true, std::memory_order_release);  // the rest at the wake (wake_tail)
-  if (critical_.load(std::memory_order_acquire)) return;  // normal code is moving the arm
+  // Normal code, or the other of the signal side and the timer's thread, is moving the arm:
+  // the ticks wait for the next tick.
+  if (!(blocked ? claim_.try_timer() : claim_.try_signal())) return;
+  arm_for_ticks(ticks, program_ns, blocked);
+  claim_.release();
+}
+
+void SamplerEngine::arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns, bool blocked) {
   if (program_ns < next_arm_ns_.load(std::memory_order_relaxed)) {
     merged_.fetch_add(ticks, std::memory_order_relaxed);  // over budget: carried as weight
     return;

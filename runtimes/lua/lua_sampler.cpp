@@ -211,7 +211,7 @@ ArmResult LuaSampler::arm() {
 // running, the stack far from its limit) and its hook fields written, never its frames. With a
 // hook of the program's, under call counting or inside the profiler's own work, the ticks wait
 // for a signal once it runs (NotNow). A thread that wakes in the microseconds between the
-// kernel's word and the writes meets them as it would a signal's.
+// kernel's word and the writes, and sets a hook, keeps its own: the writes lose (NotNow).
 ArmResult LuaSampler::arm_blocked() {
   lua_State* L = current_.load(std::memory_order_acquire);
   if (!L || counting_ || in_profiler_.load(std::memory_order_acquire) || !stack_settled(L)) return ArmResult::NotNow;
@@ -224,8 +224,10 @@ ArmResult LuaSampler::arm_blocked() {
   blocked_arm_ = true;
   pending_c_ = {};
   armed_.store(L, std::memory_order_release);  // before the hook: it finds itself armed
-  set_return_hook_from_outside(L, sampler_hook);
-  return ArmResult::Armed;
+  if (set_return_hook_from_outside(L, sampler_hook)) return ArmResult::Armed;
+  blocked_arm_ = false;
+  armed_.store(nullptr, std::memory_order_release);
+  return ArmResult::NotNow;
 }
 
 // Signal context, or normal context inside the engine's critical section. Arms L's next safe point; false when it

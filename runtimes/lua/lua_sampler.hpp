@@ -75,6 +75,8 @@ class LuaSampler final : private RuntimeAdapter {
   ~LuaSampler();
   LuaSampler(const LuaSampler&) = delete;
   LuaSampler& operator=(const LuaSampler&) = delete;
+  // The engine this sampler drives: tests hand it ticks as the timer does.
+  SamplerEngine& engine() { return engine_; }
 
   // Brackets the profiler's own work on the state (attach, start, stop, a sample, its records):
   // the blocks Lua makes meanwhile come from the allocator tap's arena, not the host's heap,

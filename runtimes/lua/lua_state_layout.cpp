@@ -272,9 +272,25 @@ bool hook_has_room(lua_State* L) {
   return high >= 0 && high + kHookReach <= LUAI_MAXSTACK;
 }
 
-void set_return_hook_from_outside(lua_State* L, lua_Hook hook) {
-  __atomic_store_n(&field<lua_Hook>(L, g_layout->hook), hook, __ATOMIC_RELEASE);
-  __atomic_store_n(&field<int>(L, g_layout->hookmask), LUA_MASKRET, __ATOMIC_RELEASE);
+bool set_return_hook_from_outside(lua_State* L, lua_Hook hook) {
+  lua_Hook* hook_field = &field<lua_Hook>(L, g_layout->hook);
+  int* mask_field = &field<int>(L, g_layout->hookmask);
+  lua_Hook none = nullptr;
+  if (!__atomic_compare_exchange_n(hook_field, &none, hook, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return false;
+  int no_events = 0;
+  if (__atomic_compare_exchange_n(mask_field, &no_events, LUA_MASKRET, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(hook_field, __ATOMIC_ACQUIRE) == hook) return true;
+    // The program's hook came between the two (a null one, clearing): its mask follows, or
+    // came already; our events must not stay without a hook.
+    int ours = LUA_MASKRET;
+    __atomic_compare_exchange_n(mask_field, &ours, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return false;
+  }
+  // A mask of the program's came first. lua_sethook writes the hook before the mask, so its
+  // hook is in place already, unless it was a null one (then ours goes).
+  lua_Hook ours = hook;
+  __atomic_compare_exchange_n(hook_field, &ours, nullptr, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return false;
 }
 
 void set_hook(lua_State* L, lua_Hook hook, int mask, int count) {

@@ -102,9 +102,11 @@ inline bool verified_stack_far_below_limit(lua_State* L) {
 // blocked in the kernel, when no other thread may touch L's stack. A return needs no trap: Lua
 // reads the mask at every return, of a C function (luaD_poscall) as of a Lua one. The hook is
 // written before the mask (a reader that sees the mask sees the hook); both are fields the Lua
-// core declares volatile for writes from outside the running code. Only once
-// g_state_layout_verified (acquire).
-void set_return_hook_from_outside(lua_State* L, lua_Hook hook);
+// core declares volatile for writes from outside the running code.
+// Each field is written only while empty (compare-and-swap): a thread that wakes and calls
+// lua_sethook meanwhile keeps its hook and mask whole, and this returns false (nothing of ours
+// is left). Only once g_state_layout_verified (acquire).
+bool set_return_hook_from_outside(lua_State* L, lua_Hook hook);
 
 // lua_sethook, leaving what the program's line hook sees as it was: Lua 5.4.0's lua_sethook
 // also sets the "last traced instruction" that decides the next line event. Signal-safe (as

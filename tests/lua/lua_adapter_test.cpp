@@ -14,6 +14,7 @@ extern "C" {
 #include <string>
 #include <unordered_map>
 
+#include "../core/blocked_arm_race.hpp"
 #include "../core/frame_loop_script.hpp"
 #include "counting_allocator.hpp"
 #include "lua_attach.hpp"
@@ -150,6 +151,31 @@ TEST_CASE("wall clock: a sleep's ticks are the sleeping C function's, not what r
   INFO(under_nap << " blocked ticks under nap, " << elsewhere << " elsewhere");
   CHECK(under_nap >= 150);  // 200 ms asleep at 1 kHz
   CHECK(elsewhere * 10 <= under_nap);
+}
+
+// The timer's thread writes a blocked state's hook fields only where they are still empty
+// (compare-and-swap): a thread that wakes and sets a hook of its own at that moment keeps it,
+// and our arm is the one lost. Plain stores there could leave our hook with its mask, or its
+// hook with our mask.
+TEST_CASE("a program's hooks survive a wake at any moment of the timer thread's arm") {
+  std::string plain;
+  {
+    State s;
+    s.run(scriptprof::test::hook_toggle_script());
+    lua_getglobal(s.L, "result");
+    plain = lua_tostring(s.L, -1);
+  }
+  State s;
+  LuaSampler* sampler = attach_sampler(s.L);
+  std::string error;
+  SamplerSettings settings = at(10000, TimerClock::Wall);
+  settings.max_samples = 0;  // the stand-in timer goes on past a limit's stop, as the real one does not
+  REQUIRE(sampler->start(s.L, settings, &error));
+  scriptprof::test::with_blocked_arms(sampler->engine(), [&] { s.run(scriptprof::test::hook_toggle_script()); });
+  sampler->stop();
+  lua_getglobal(s.L, "result");
+  CHECK(std::string(lua_tostring(s.L, -1)) == plain);
+  CHECK(lua_gethook(s.L) == nullptr);
 }
 
 // A game's frame loop under Lua 5.4: work, then a 1 ms sleep in a C function. On either clock

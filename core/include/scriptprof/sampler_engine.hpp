@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "scriptprof/allocation_countdown.hpp"
+#include "scriptprof/arm_claim.hpp"
 #include "scriptprof/profile.hpp"
 #include "scriptprof/run_options.hpp"
 #include "scriptprof/sampling_budget.hpp"
@@ -178,9 +179,10 @@ class SamplerEngine {
   void on_blocked_tick(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns) {
     take_ticks(ticks, off_cpu, program_ns, true);
   }
-  // Normal code moving an arm brackets the move with these; the signal side keeps off.
-  bool enter_critical() { return critical_.exchange(true, std::memory_order_acq_rel); }
-  void leave_critical(bool was) { critical_.store(was, std::memory_order_release); }
+  // Normal code moving an arm brackets the move with these; the signal side and the timer's
+  // thread keep off (arm_claim.hpp). True when already inside one: pass it to leave_critical.
+  bool enter_critical() { return claim_.enter(); }
+  void leave_critical(bool was) { claim_.leave(was); }
   // Ticks waiting for a sample (signal-safe read).
   std::uint64_t pending_ticks() const { return pending_.load(std::memory_order_relaxed); }
   // Ticks that found the arm still set a tick later (the adapter's own judgement).
@@ -242,6 +244,7 @@ class SamplerEngine {
  private:
   bool allocation_due(std::size_t bytes);
   void take_ticks(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns, bool blocked);
+  void arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns, bool blocked);  // holding claim_
   std::uint64_t wake_tail();  // at a sample: the ticks of a blocked hand-over's last stretch
 
   RuntimeAdapter* adapter_;
@@ -294,7 +297,7 @@ class SamplerEngine {
   FunctionId blocked_id_ = kNoFunction;           // "(blocked)", made on first use
   std::atomic<std::uint64_t> first_pending_ns_{0};  // program time of the oldest of them
   std::atomic<bool> handed_over_{false};  // ticks of a blocked thread came since the last sample
-  std::atomic<bool> critical_{false};             // normal code is moving the arm: hands off
+  ArmClaim claim_;                                // who may move the arm now
   std::atomic<std::uint64_t> next_arm_ns_{0};     // program time before which arming waits
   std::atomic<std::uint64_t> merged_{0};          // ticks carried by a later sample
   std::atomic<std::uint64_t> no_room_{0};         // ticks dropped: no safe sample possible
