@@ -100,6 +100,7 @@ bool SamplerEngine::resume(std::string* error, bool hold_clock) {
   }
   pending_ = 0;
   handed_over_ = false;
+  armed_in_block_ = false;
   next_arm_ns_ = 0;
   budget_.rebase();  // the timer restarts program time from 0
   TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock, arm_on_thread_, settings_.signal,
@@ -117,6 +118,7 @@ void SamplerEngine::suspend() {
   pending_ += timer_.stop();  // no tick runs after this; ticks completed but undelivered count
   pending_off_cpu_ += timer_.take_off_cpu();  // of those, due while the thread was blocked
   handed_over_ = false;  // no wake comes in this run: stop() crossed the rest
+  armed_in_block_ = false;
   bool was = enter_critical();
   adapter_->disarm();
   leave_critical(was);
@@ -278,7 +280,15 @@ void SamplerEngine::arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns,
     return;
   }
   if (!signal_arm_) return;  // the runtime polls pending_ticks()
-  switch (blocked ? adapter_->arm_blocked() : adapter_->arm()) {
+  // Before the arm: the thread may wake and take its sample before arm_blocked() returns. An
+  // arm that did not take leaves the flag as it was (an earlier look's arm still waits).
+  const bool was_armed_in_block = blocked && armed_in_block_.exchange(true, std::memory_order_acq_rel);
+  const ArmResult result = blocked ? adapter_->arm_blocked() : adapter_->arm();
+  if (blocked && result != ArmResult::Armed && !was_armed_in_block) {
+    bool set = true;  // unless a sample took it meanwhile
+    armed_in_block_.compare_exchange_strong(set, false, std::memory_order_acq_rel);
+  }
+  switch (result) {
     case ArmResult::Armed:
     case ArmResult::Elsewhere:
       break;
@@ -349,8 +359,14 @@ NodeId SamplerEngine::record(SampleKind kind, std::uint64_t weight, std::uint32_
 NodeId SamplerEngine::add_weight(Profile& p, SampleKind kind, std::uint64_t weight, std::uint32_t process,
                                  std::uint64_t at_ns) {
   const int* lines = lines_.size() == frames_.size() ? lines_.data() : nullptr;
-  // Ticks that fell due while the thread was blocked (the wall clock's) are its stack's time
-  // off the CPU: they sit under a "(blocked)" leaf, so a reader tells waiting from running.
+  // Ticks that fell due while the thread was blocked (the wall clock's) are time off the CPU:
+  // they sit under a "(blocked)" leaf, so a reader tells waiting from running. A sample armed
+  // while the thread was blocked is the stack that blocked; any other came after the thread
+  // ran on from its wake (LuaJIT, or Lua 5.4 with a hook of the program's), and the stack it
+  // blocked in is not known: then "(blocked)" stands at the process's root. Frames sampled on
+  // both sides of the block cannot tell one that stayed from one called again (a frame loop's
+  // sleep went under the next frame's first function).
+  const bool armed_in_block = kind == SampleKind::Time && armed_in_block_.exchange(false, std::memory_order_acq_rel);
   std::uint64_t off_cpu = 0;
   if (kind == SampleKind::Time && pending_off_cpu_.load(std::memory_order_relaxed))
     off_cpu = std::min(weight, pending_off_cpu_.exchange(0, std::memory_order_relaxed));
@@ -359,12 +375,19 @@ NodeId SamplerEngine::add_weight(Profile& p, SampleKind kind, std::uint64_t weig
   if (off_cpu) {
     p.health.off_cpu += off_cpu;
     if (blocked_id_ == kNoFunction) blocked_id_ = add_function({"(blocked)", "", 0, 0, FunctionKind::Pseudo});
-    frames_.push_back(blocked_id_);
-    if (lines) lines_.push_back(0);
-    const NodeId blocked = p.add_sample(process, at_ns, off_cpu, frames_.data(), frames_.size(), lines ? lines_.data() : nullptr);
-    frames_.pop_back();
-    if (lines) lines_.pop_back();
-    if (leaf == kNoNode) leaf = p.tree.node(blocked).parent;  // the stack that blocked
+    NodeId blocked;
+    if (armed_in_block) {
+      frames_.push_back(blocked_id_);
+      if (lines) lines_.push_back(0);
+      blocked = p.add_sample(process, at_ns, off_cpu, frames_.data(), frames_.size(), lines ? lines_.data() : nullptr);
+      frames_.pop_back();
+      if (lines) lines_.pop_back();
+    } else {
+      const FunctionId alone[] = {blocked_id_};
+      const int no_line[] = {0};
+      blocked = p.add_sample(process, at_ns, off_cpu, alone, 1, lines ? no_line : nullptr);
+    }
+    if (leaf == kNoNode) leaf = p.tree.node(blocked).parent;  // where it blocked, if known
   }
   return leaf;
 }

@@ -439,18 +439,18 @@ SamplingTimer::ThreadState SamplingTimer::thread_state(bool look_closely) {
   return paren && paren[1] == ' ' && paren[2] == 'R' ? ThreadState::Ready : ThreadState::Blocked;
 }
 
-bool SamplingTimer::send_signal() {
+SamplingTimer::SendResult SamplingTimer::send_signal() {
   // The program may have replaced or ignored our handler (signal(sig, SIG_DFL) would make the
   // next signal end the process): then no signal, and from when is said.
   if (!handler_is_ours(signal_)) {
     std::uint64_t expected = 0;
     handler_lost_ns_.compare_exchange_strong(expected, std::max<std::uint64_t>(1, program_at(now())));
-    return false;
+    return SendResult::NotSent;
   }
   handler_lost_ns_.store(0, std::memory_order_relaxed);  // put back: ticks go on
   // Last, and right before the signal: the thread runs now. The time between this look and
   // the signal's arrival is the only window in which a tick can meet a sleep.
-  if (thread_state(true) == ThreadState::Blocked) return false;
+  if (thread_state(true) == ThreadState::Blocked) return SendResult::Blocked;
   siginfo_t info;
   std::memset(&info, 0, sizeof info);
   info.si_signo = signal_;
@@ -461,9 +461,9 @@ bool SamplingTimer::send_signal() {
   in_flight_.store(true, std::memory_order_release);
   if (syscall(SYS_rt_tgsigqueueinfo, getpid(), thread_tid_, signal_, &info) != 0) {
     in_flight_.store(false, std::memory_order_release);  // the queue is full, or the thread gone
-    return false;
+    return SendResult::NotSent;
   }
-  return true;
+  return SendResult::Sent;
 }
 
 // How often the watcher looks at a blocked thread. A look (a wake-up, a clock read, a sleep)
@@ -539,8 +539,15 @@ std::uint64_t SamplingTimer::check_ticks() {
     else if (!blocked_since_ns_) blocked_since_ns_ = last_look_ns_;
     const std::uint64_t look_again = next_blocked_look();
     if (!runs && settings_.on_blocked && hand_over_blocked(program)) return look_again;
-    if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire) && !send_signal())
-      return look_again;  // blocked after all, or the handler is not ours
+    if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire)) {
+      const SendResult sent = send_signal();
+      // Blocked after all: the thread ran since the last look, then blocked. On the wall clock
+      // the ticks this look crossed fell due now, while it is off the CPU; counted as on it,
+      // they went with the first sample after the wake to whatever runs then.
+      if (sent == SendResult::Blocked && ticks && settings_.clock == TimerClock::Wall)
+        ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
+      if (sent != SendResult::Sent) return look_again;  // blocked after all, or the handler is not ours
+    }
     // Waiting ticks of a blocked thread: look again soon, so that they reach the stack it
     // wakes in rather than one that ran a period later.
     if (ready_.load(std::memory_order_relaxed) && !runs) return look_again;

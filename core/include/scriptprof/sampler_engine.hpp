@@ -297,6 +297,7 @@ class SamplerEngine {
   FunctionId blocked_id_ = kNoFunction;           // "(blocked)", made on first use
   std::atomic<std::uint64_t> first_pending_ns_{0};  // program time of the oldest of them
   std::atomic<bool> handed_over_{false};  // ticks of a blocked thread came since the last sample
+  std::atomic<bool> armed_in_block_{false};  // arm_blocked armed: the next sample is the stack that blocked
   ArmClaim claim_;                                // who may move the arm now
   std::atomic<std::uint64_t> next_arm_ns_{0};     // program time before which arming waits
   std::atomic<std::uint64_t> merged_{0};          // ticks carried by a later sample

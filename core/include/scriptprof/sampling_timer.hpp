@@ -139,8 +139,10 @@ class SamplingTimer {
   ThreadState thread_state(bool look_closely);
   bool hand_over_blocked(std::uint64_t program);  // to settings_.on_blocked (watcher only)
   std::uint64_t next_blocked_look() const;        // delay to the next look at a blocked thread (watcher only)
-  // Queues the signal to the profiled thread if its handler is still ours (watcher only).
-  bool send_signal();
+  // Queues the signal to the profiled thread if its handler is still ours and it runs (watcher
+  // only). NotSent: the handler is not ours, or the queue is full.
+  enum class SendResult : std::uint8_t { Sent, Blocked, NotSent };
+  SendResult send_signal();
   bool on_profiled_thread() const;
   std::uint64_t program_at(std::uint64_t raw) const;
   // Runs `step` (a clock read and what follows from it) until no signal handler excluded its
