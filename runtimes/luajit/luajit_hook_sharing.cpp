@@ -5,7 +5,8 @@
 // ours on call events, then the program's (LuaJIT's hookf, which calls the Lua function that
 // debug.sethook stored) on the events the program asked for. debug.sethook and debug.gethook
 // are wrapped to keep the program's hook, mask and count beside ours, and to answer with them;
-// at stop the program's hook is put back as it left it.
+// at stop the program's hook is put back as it left it. Without counting, debug.sethook is
+// wrapped only to mark the change of the VM's hook (LuaJitSampler::HookWrite).
 #include "luajit_sampler.hpp"
 #include "library_patch.hpp"
 
@@ -28,8 +29,8 @@ void shared_hook(lua_State* L, lua_Debug* ar) {
   if (LuaJitSampler* s = LuaJitSampler::of(L)) s->on_shared_hook(L, ar);
 }
 
-// Calls the library's own function `name` with this call's arguments, returning its results.
-int call_original(lua_State* L, const char* name) {
+// The same through lua_call, for a library function that is not a C function.
+int call_original_as_call(lua_State* L, const char* name) {
   const int n = lua_gettop(L);
   push_original_function(L, kSaved, name);
   lua_insert(L, 1);
@@ -37,11 +38,26 @@ int call_original(lua_State* L, const char* name) {
   return lua_gettop(L);
 }
 
-// The library's own functions run with no hook at all, so that their calls fire no event the
-// program's hook would not have seen from the library alone.
+// Calls the library's own function `name` with this call's arguments, returning its results.
+// A C function is called in this frame, so no call or return event is added for a program's
+// hook to see.
+int call_original(lua_State* L, const char* name) {
+  push_original_function(L, kSaved, name);
+  lua_CFunction f = lua_tocfunction(L, -1);
+  lua_pop(L, 1);
+  if (f) return f(L);
+  return call_original_as_call(L, name);
+}
+
+
+// During a run, debug.sethook is a HookWrite: no trigger lands in LuaJIT's dispatch update.
+// While calls are counted, the library's own functions run with no hook at all, so that their
+// calls fire no event the program's hook would not have seen from the library alone.
 int shared_sethook(lua_State* L) {
   LuaJitSampler* s = LuaJitSampler::of(L);
-  if (!s || !s->sharing_hook()) return call_original(L, "sethook");
+  if (!s) return call_original(L, "sethook");
+  LuaJitSampler::HookWrite writing(*s);
+  if (!s->sharing_hook()) return call_original(L, "sethook");
   lua_sethook(L, nullptr, 0, 0);
   const int results = call_original(L, "sethook");  // checks the arguments, stores the function
   s->program_set_hook(L);
@@ -51,6 +67,7 @@ int shared_sethook(lua_State* L) {
 int shared_gethook(lua_State* L) {
   LuaJitSampler* s = LuaJitSampler::of(L);
   if (!s || !s->sharing_hook()) return call_original(L, "gethook");
+  LuaJitSampler::HookWrite writing(*s);
   lua_sethook(L, nullptr, 0, 0);  // with no hook, the library answers the function it stored
   call_original(L, "gethook");    // function, mask, count: it raises no error
   s->answer_program_hook(L);      // the program's hook, mask and count in their place
@@ -65,6 +82,7 @@ void LuaJitSampler::on_shared_hook(lua_State* L, lua_Debug* ar) {
     // limit that room would overflow where the program alone would not. Counting steps aside
     // there (said in the profile's health) until a sample finds the stack shallow again.
     if (ar->i_ci > kLiftDepth) {
+      HookWrite writing(*this);
       lua_sethook(L, program_hook_, program_mask_, program_count_);
       counting_lifted_ = true;
       engine_.profile().health.counting_lifts += 1;
@@ -91,7 +109,13 @@ void LuaJitSampler::share_hook(lua_State* L, bool on) {
   }
 }
 
+void LuaJitSampler::guard_debug_sethook(lua_State* L, bool on) {
+  if (on) replace_library_functions(L, "debug", kSaved, {{"sethook", shared_sethook}});
+  else restore_library_functions(L, "debug", kSaved);
+}
+
 void LuaJitSampler::install_shared_hook(lua_State* L) {
+  HookWrite writing(*this);
   if (counting_lifted_) lua_sethook(L, program_hook_, program_mask_, program_count_);
   else lua_sethook(L, shared_hook, program_mask_ | LUA_MASKCALL, program_count_);
 }

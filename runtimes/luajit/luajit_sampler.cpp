@@ -54,8 +54,13 @@ LuaJitSampler* LuaJitSampler::of(lua_State*) { return g_sampler.load(std::memory
 Capabilities LuaJitSampler::capabilities() const {
   Capabilities c;
   c.runtime = LUAJIT_VERSION;
-  c.signal_arm = true;    // arm() triggers LuaJIT's own SIGPROF handler
-  c.blocked_arm = true;   // and so may the timer's thread (arm_blocked)
+  // arm() triggers LuaJIT's own SIGPROF handler. Never from the timer's thread (no
+  // blocked_arm): the trigger rewrites the VM's hook mask and dispatch table as a signal on the
+  // VM's own thread may, but from another thread it would overwrite what the VM writes there at
+  // the same moment (lua_sethook, a hook's entry and exit), and LuaJIT's SIGPROF builds take no
+  // lock against that (its timer-thread builds lock hook_enter/hook_leave for this reason). A
+  // blocked thread's ticks wait for it to run again.
+  c.signal_arm = true;
   c.call_events = true;   // call hooks, with the JIT off for the run
   c.gc_events = true;     // a finalized sentinel per cycle (luajit_space_sampling.cpp)
   c.alloc_events = true;  // a wrapper of LuaJIT's allocator (the same file)
@@ -107,6 +112,8 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
     luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
     share_hook(L, true);
     engine_.profile().runtime_note = "The JIT was off for this run: calls were counted through hooks, which compiled code skips.";
+  } else {
+    guard_debug_sethook(L, true);
   }
   if (settings.start_sampling && !engine_.resume(error, settings.hold_clock)) {
     stop();
@@ -126,6 +133,8 @@ void LuaJitSampler::stop() {
     share_hook(L, false);
     if (jit_was_on_) luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
     if (!count_list_.empty()) mark_listed_counted(L);
+  } else {
+    guard_debug_sethook(L, false);
   }
   qualify_names(L);
   release_run_state();
@@ -143,21 +152,14 @@ void LuaJitSampler::release_run_state() {
 // runs a VM event sets no hook, and the next tick must be able to try again.
 ArmResult LuaJitSampler::arm() {
   // Inside the callback LuaJIT refuses a trigger (its hook mask holds HOOK_VMEVENT) and the
-  // arm would be lost with armed_ set: the ticks wait for the next tick instead.
-  if (in_profiler_.load(std::memory_order_acquire)) return ArmResult::NotNow;
+  // arm would be lost with armed_ set; inside a change of the VM's hook a trigger could break
+  // the dispatch table (HookWrite): the ticks wait for the next tick instead.
+  if (in_profiler_.load(std::memory_order_acquire) || hook_writes_.load(std::memory_order_acquire))
+    return ArmResult::NotNow;
   const bool was = armed_.exchange(true, std::memory_order_relaxed);
   bridge_.trigger();
   return was ? ArmResult::AlreadyArmed : ArmResult::Armed;
 }
-
-// The timer's thread, while this one is asleep or blocked in the kernel (a sleep, a read, an
-// FFI call waiting): the trigger only sets fields of the VM's global state (the hook mask and
-// the dispatch table), which the VM changes itself only at a safe point of an armed hook (none:
-// armed_ is clear) or when a program running on it sets a hook or starts a trace, none of which
-// a thread in the kernel does. LuaJIT's own profiler triggers the same way from its timer
-// thread on Windows, at any time; here only a thread that wakes in the microseconds between
-// the kernel's word and the trigger could meet it. Never inside the profiler's own work (arm()).
-ArmResult LuaJitSampler::arm_blocked() { return arm(); }
 
 void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
   armed_.store(false, std::memory_order_relaxed);

@@ -48,6 +48,8 @@ class LuaJitSampler final : private RuntimeAdapter {
   ~LuaJitSampler() { stop(); }
   LuaJitSampler(const LuaJitSampler&) = delete;
   LuaJitSampler& operator=(const LuaJitSampler&) = delete;
+  // The engine this sampler drives: tests hand it ticks as the timer does.
+  SamplerEngine& engine() { return engine_; }
 
   // Starts a run on L (running on the calling thread): LuaJIT's profiler hook, the timer, and
   // with count_calls the call hook (JIT off). False with a reason when it cannot start.
@@ -106,6 +108,22 @@ class LuaJitSampler final : private RuntimeAdapter {
   // The sampler of L's VM, or nullptr.
   static LuaJitSampler* of(lua_State* L);
 
+  // Brackets a change of the VM's hook (lua_sethook: the program's debug.sethook, or ours while
+  // a run samples): no trigger lands in it. LuaJIT's trigger runs lj_dispatch_update, and one
+  // that interrupts the same function under lua_sethook can leave the dispatch table without any
+  // hook while the hook mask says profiling: the program's hooks and the samples then stop
+  // until the profiler does (LuaJIT's own jit.profile shows it too). Nesting is allowed.
+  class HookWrite {
+   public:
+    explicit HookWrite(LuaJitSampler& s) : s_(s) { s_.hook_writes_.fetch_add(1, std::memory_order_acq_rel); }
+    ~HookWrite() { s_.hook_writes_.fetch_sub(1, std::memory_order_acq_rel); }
+    HookWrite(const HookWrite&) = delete;
+    HookWrite& operator=(const HookWrite&) = delete;
+
+   private:
+    LuaJitSampler& s_;
+  };
+
   // ---- internal entry points (LuaJIT's callbacks) ----
   void on_safe_point(lua_State* L, int vmstate);
   void on_call(lua_State* L, lua_Debug* ar);
@@ -126,7 +144,6 @@ class LuaJitSampler final : private RuntimeAdapter {
  private:
   Capabilities capabilities() const override;
   ArmResult arm() override;  // signal context
-  ArmResult arm_blocked() override;  // the timer's thread, this one blocked
   void disarm() override { armed_.store(false, std::memory_order_relaxed); }
 
   // The stack of L and its resumers, root first, into the engine's frames and lines.
@@ -147,6 +164,7 @@ class LuaJitSampler final : private RuntimeAdapter {
   void qualify_names(lua_State* L);
   void guard_jit_profile(lua_State* L);  // at construction: jit.profile.start refused in a run
   void share_hook(lua_State* L, bool on);  // counting's call hook beside the program's
+  void guard_debug_sethook(lua_State* L, bool on);  // a run's debug.sethook, as a HookWrite
   void install_shared_hook(lua_State* L);  // the VM's hook: shared, or the program's while lifted
   // Stack slots above which counting steps aside: LuaJIT's stack holds LUAI_MAXSTACK slots, a
   // frame up to 250, and a hook call needs 1 + LUA_MINSTACK more.
@@ -178,9 +196,10 @@ class LuaJitSampler final : private RuntimeAdapter {
   std::vector<const void*> count_list_;    // function objects to count (empty: all); held in the registry
   std::vector<lua_State*> excluded_;       // processes not profiled; held in the registry
   std::uint32_t run_number_ = 0;           // this run's GC sentinels carry it
-  // The profiler's own work: its allocations are not sampled, and no blocked arm lands in it
-  // (atomic: arm_blocked reads it on the timer's thread).
+  // The profiler's own work: its allocations are not sampled, and no arm lands in it (LuaJIT
+  // refuses a trigger inside its callback: see arm()).
   std::atomic<bool> in_profiler_{false};
+  std::atomic<int> hook_writes_{0};        // HookWrite sections open: no trigger
   lua_Alloc host_alloc_ = nullptr;         // the allocator wrapped (null: not wrapped)
   void* host_alloc_ud_ = nullptr;
 
