@@ -16,12 +16,14 @@ namespace {
 struct FakeAdapter : RuntimeAdapter {
   Capabilities caps;
   ArmResult answer = ArmResult::Armed;
+  ArmResult blocked_answer = ArmResult::NotNow;  // arm_blocked's
   int arms = 0, disarms = 0;
   Capabilities capabilities() const override { return caps; }
   ArmResult arm() override {
     ++arms;
     return answer;
   }
+  ArmResult arm_blocked() override { return blocked_answer; }
   void disarm() override { ++disarms; }
   FakeAdapter() {
     caps.runtime = "Fake 1.0";
@@ -132,23 +134,71 @@ TEST_CASE("engine: ticks that no safe point took go to the last stack at suspend
   CHECK(p.health.samples_taken == 1);
 }
 
-TEST_CASE("engine: ticks due while the thread was blocked sit under a (blocked) leaf of its stack") {
+// Where "(blocked)" stands, and with how much weight.
+struct BlockedAt {
+  std::uint64_t self = 0;
+  FunctionId parent = kNoFunction;  // kNoFunction: at the process's root
+};
+BlockedAt blocked_in(const Profile& p) {
+  BlockedAt at;
+  for (NodeId n = 0; n < p.tree.size(); ++n) {
+    const CallTreeNode& node = p.tree.node(n);
+    if (node.function == kNoFunction || p.functions.info(node.function).name != "(blocked)") continue;
+    at.self += node.self;
+    if (node.depth > 1) at.parent = p.tree.node(node.parent).function;
+  }
+  return at;
+}
+
+// A sample armed while the thread was blocked (arm_blocked) is the stack that blocked.
+TEST_CASE("engine: a block's ticks sit under (blocked) in the stack that blocked when armed in the block") {
   Run r;
+  r.adapter.blocked_answer = ArmResult::Armed;
   r.start();
-  r.engine.on_tick(3, 2, 1000);  // 3 ticks, 2 of them due while the thread was blocked
+  r.engine.on_blocked_tick(2, 2, 1000);  // the timer's thread: 2 ticks due while blocked, armed
+  r.adapter.blocked_answer = ArmResult::AlreadyArmed;
+  r.engine.on_blocked_tick(1, 1, 2000);  // a later look: the arm still waits, and still counts
+  r.engine.on_tick(1, 0, 3000);          // and a tick once it runs
   safe_point(r.engine, {r.main_fn, r.a});
   const Profile& p = r.engine.profile();
+  CHECK(p.health.off_cpu == 3);
+  const BlockedAt at = blocked_in(p);
+  CHECK(at.self == 3);
+  CHECK(at.parent == r.a);
   CHECK(p.counts(r.a).self == 1);
-  CHECK(p.counts(r.a).cumulative == 3);
-  CHECK(p.health.off_cpu == 2);
-  bool found = false;
-  for (FunctionId f = 0; f < p.functions.size(); ++f)
-    if (p.functions.info(f).name == "(blocked)") {
-      found = true;
-      CHECK(p.counts(f).self == 2);
-    }
-  CHECK(found);
+  CHECK(p.counts(r.a).cumulative == 4);
   r.engine.stop();
+}
+
+// Any other sample comes after the thread ran on from its wake: the stack it blocked in is not
+// known, and its ticks are nobody's code. They stand under (blocked) at the root.
+TEST_CASE("engine: a block's ticks sit under (blocked) at the root when not armed in the block") {
+  for (ArmResult blocked : {ArmResult::NotNow, ArmResult::Armed}) {
+    Run r;
+    r.adapter.blocked_answer = ArmResult::NotNow;
+    r.start();
+    if (blocked == ArmResult::Armed) {
+      // An earlier block's arm was taken by its own sample: it says nothing of this one.
+      r.adapter.blocked_answer = ArmResult::Armed;
+      r.engine.on_blocked_tick(1, 1, 500);
+      safe_point(r.engine, {r.main_fn, r.b});
+    }
+    r.engine.on_tick(3, 2, 1000);  // 3 ticks, 2 of them due while the thread was blocked
+    safe_point(r.engine, {r.main_fn, r.a});
+    const Profile& p = r.engine.profile();
+    const BlockedAt at = blocked_in(p);
+    CHECK(p.counts(r.a).self == 1);
+    CHECK(p.counts(r.a).cumulative == 1);
+    CHECK(at.self == (blocked == ArmResult::Armed ? 3u : 2u));
+    CHECK(p.health.off_cpu == at.self);
+    std::uint64_t at_root = 0;
+    for (NodeId n = 0; n < p.tree.size(); ++n)
+      if (p.tree.node(n).depth == 1 && p.tree.node(n).function != kNoFunction &&
+          p.functions.info(p.tree.node(n).function).name == "(blocked)")
+        at_root += p.tree.node(n).self;
+    CHECK(at_root == 2);
+    r.engine.stop();
+  }
 }
 
 TEST_CASE("engine: max_samples stops the profile it was reached in - the others go on") {
