@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +18,7 @@
 
 #include "scriptprof/sampling_timer.hpp"
 
+#include "../../tests/core/frame_sleeps.hpp"
 #include "quick_flag.hpp"
 
 namespace {
@@ -66,10 +66,9 @@ struct BareTimer {
   void stop() { timer_delete(id); }
 };
 
-// A frame loop, as the issue that bounds it states it: ~0.3 ms of work, then a 1 ms sleep, 1000
-// frames, at 1 kHz. Returns how many sleeps a tick cut short (EINTR): a tick can meet a sleep
-// only when sent in the microseconds before the thread blocked, which the signal's delivery
-// takes on this machine.
+// The issue's frame loop at 1 kHz (frame_sleeps.hpp): how many sleeps a tick cut short. A tick
+// can meet a sleep only when sent in the microseconds before the thread blocked, which the
+// signal's delivery takes on this machine.
 int interrupted_sleeps(scriptprof::TimerClock clock) {
   scriptprof::SamplingTimer timer;
   std::string error;
@@ -77,15 +76,7 @@ int interrupted_sleeps(scriptprof::TimerClock clock) {
     std::fprintf(stderr, "timer failed: %s\n", error.c_str());
     return -1;
   }
-  int interrupted = 0;
-  for (int frame = 0; frame < 1000; ++frame) {
-    timespec t0, t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-    do clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    while ((t.tv_sec - t0.tv_sec) * 1'000'000'000L + (t.tv_nsec - t0.tv_nsec) < 300'000);
-    timespec nap{0, 1'000'000};
-    if (nanosleep(&nap, nullptr) != 0 && errno == EINTR) ++interrupted;
-  }
+  const int interrupted = scriptprof::test::frame_loop_interrupted_sleeps();
   timer.stop();
   return interrupted;
 }

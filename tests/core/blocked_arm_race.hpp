@@ -13,19 +13,12 @@
 
 namespace scriptprof::test {
 
-// Leaves in the global `result` the events its hook saw and the hook left at the end: the same
-// text with or without a profiler, whatever the release.
-inline const char* hook_toggle_script() {
-  return R"(
-    local events = 0
-    local function count() events = events + 1 end
-    for _ = 1, 200000 do
-      debug.sethook(count, "l")
-      local a = 1
-      local b = a + 1
-      debug.sethook()
-    end
-    result = events .. " line events, hook after: " .. tostring(debug.gethook()))";
+// Leaves in the global `result` the events the hook of tests/lua/hook_toggle.lua saw and the
+// hook left at the end: the same text with or without a profiler, whatever the release.
+inline std::string hook_toggle_script() {
+  return std::string("local events, hook = dofile('") + SCRIPTPROF_TEST_LUA_DIR +
+         "/hook_toggle.lua')()\n"
+         "result = events .. ' line events, hook after: ' .. tostring(hook)";
 }
 
 // Runs `run` while another thread hands `engine` blocked ticks until it returns.

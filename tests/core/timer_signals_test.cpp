@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "scriptprof/sampling_timer.hpp"
+#include "frame_sleeps.hpp"
 
 using namespace scriptprof;
 
@@ -148,15 +149,7 @@ TEST_CASE("at most 1 in 1000 sleeps of 1 ms is interrupted at 1 kHz - on either 
     s.clock = clock;
     g_ticks = 0;
     REQUIRE(timer.start(s, count_ticks, nullptr, &error));
-    int interrupted = 0;
-    for (int frame = 0; frame < 1000; ++frame) {
-      timespec t0, t;
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-      do clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-      while ((t.tv_sec - t0.tv_sec) * 1'000'000'000L + (t.tv_nsec - t0.tv_nsec) < 300'000);
-      timespec nap{0, 1'000'000};
-      if (nanosleep(&nap, nullptr) != 0 && errno == EINTR) ++interrupted;
-    }
+    const int interrupted = scriptprof::test::frame_loop_interrupted_sleeps();
     timer.stop();
     INFO((clock == TimerClock::Cpu ? "cpu" : "wall") << " clock: " << interrupted << " of 1000 sleeps interrupted, "
                                                        << g_ticks.load() << " ticks handled");

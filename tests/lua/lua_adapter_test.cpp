@@ -161,7 +161,7 @@ TEST_CASE("a program's hooks survive a wake at any moment of the timer thread's 
   std::string plain;
   {
     State s;
-    s.run(scriptprof::test::hook_toggle_script());
+    s.run(scriptprof::test::hook_toggle_script().c_str());
     lua_getglobal(s.L, "result");
     plain = lua_tostring(s.L, -1);
   }
@@ -171,7 +171,7 @@ TEST_CASE("a program's hooks survive a wake at any moment of the timer thread's 
   SamplerSettings settings = at(10000, TimerClock::Wall);
   settings.max_samples = 0;  // the stand-in timer goes on past a limit's stop, as the real one does not
   REQUIRE(sampler->start(s.L, settings, &error));
-  scriptprof::test::with_blocked_arms(sampler->engine(), [&] { s.run(scriptprof::test::hook_toggle_script()); });
+  scriptprof::test::with_blocked_arms(sampler->engine(), [&] { s.run(scriptprof::test::hook_toggle_script().c_str()); });
   sampler->stop();
   lua_getglobal(s.L, "result");
   CHECK(std::string(lua_tostring(s.L, -1)) == plain);

@@ -70,29 +70,7 @@ do
   end
 end
 -- A program that sets and clears its hook again and again: a tick may come between
--- lua_sethook's writes of the hook and its mask, and an arm that saves that half (a hook
+-- lua_sethook's writes of the hook and its mask, and an arm that saved that half (a hook
 -- without events) put it back after the sample, so a whole round of events was lost.
-do
-  local function toggle(opts)
-    local events = 0
-    local function count() events = events + 1 end
-    if opts then profiler.start_profiler(opts) end
-    for _ = 1, 200000 do
-      debug.sethook(count, "l")
-      local a = 1
-      local b = a + 1
-      debug.sethook()
-    end
-    if opts then profiler.stop_profiler() end
-    return events, debug.gethook()
-  end
-  local plain = toggle()
-  for _, clock in ipairs{"cpu", "wall"} do
-    for round = 1, 5 do
-      local got, left = toggle({hz = 10000, clock = clock, max_samples = 0})
-      H.check(got == plain and left == nil, "a hook set and cleared 200000 times, %s clock, round %d: %d line events against %d",
-              clock, round, got, plain)
-    end
-  end
-end
+H.check_hook_toggles(profiler, 5)
 H.done()

@@ -417,7 +417,7 @@ TEST_CASE("A sleep on the wall clock is uncut, its ticks kept under (blocked), n
 // there at the same moment (a program's debug.sethook, a hook's entry and exit). A blocked
 // thread's ticks therefore wait for it to run again, and the program's hooks see every event.
 TEST_CASE("The timer's thread never arms LuaJIT: a program's hooks survive a wake at any moment") {
-  const std::string plain = plain_result(scriptprof::test::hook_toggle_script());
+  const std::string plain = plain_result(scriptprof::test::hook_toggle_script().c_str());
   State s;
   LuaJitSampler sampler(s.L);
   std::string error;

@@ -142,28 +142,6 @@ H.check(profiler.status() ~= "sampling" and jit.status(), "a run started in a de
 -- reaches it. (A trigger that lands in the dispatch update under lua_sethook can leave the
 -- table with no hook at all while the mask says profiling, until the profiler stops: the
 -- program lost most of its events, under LuaJIT's own jit.profile as under ours.)
-do
-  local function toggle(opts)
-    local events = 0
-    local function count() events = events + 1 end
-    if opts then profiler.start_profiler(opts) end
-    for _ = 1, 200000 do
-      debug.sethook(count, "l")
-      local a = 1
-      local b = a + 1
-      debug.sethook()
-    end
-    if opts then profiler.stop_profiler() end
-    return events, debug.gethook()
-  end
-  local plain = toggle()
-  for _, clock in ipairs{"cpu", "wall"} do
-    for round = 1, 3 do
-      local got, left = toggle({hz = 10000, clock = clock, max_samples = 0})
-      H.check(got == plain and left == nil, "a hook set and cleared 200000 times, %s clock, round %d: %d line events against %d",
-              clock, round, got, plain)
-    end
-  end
-end
+H.check_hook_toggles(profiler, 3)
 
 H.done()
