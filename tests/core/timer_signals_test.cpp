@@ -130,7 +130,10 @@ TEST_CASE("a sleeping thread's ticks are handed over as they fall due, and the r
   INFO(g_handed.load() << " ticks handed over in " << g_handovers.load() << " looks, " << at_wake
                        << " crossed at the wake, " << signalled << " by signal, " << after << " at stop");
   CHECK(slept == 0);
-  CHECK(signals == 0);          // a sleeper is never signalled
+  // A sleeper is never signalled (one that was would take ~1000 here, and its sleep cut
+  // short). One look may fall between the wake and cross_at_wake, find the thread running and
+  // signal it, as it should: more so under the sanitizers' slower code.
+  CHECK(signals <= 1);
   CHECK(g_handed == g_handed_off);  // all of them off the CPU
   CHECK(g_handovers >= 50);     // a look each millisecond, each handing over what fell due
   CHECK(g_handed + at_wake >= 900);
