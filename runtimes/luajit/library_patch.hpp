@@ -1,5 +1,5 @@
-// Library functions a run replaces and puts back (coroutine.resume/wrap, and
-// debug.sethook/gethook while calls are counted): one save-replace-restore for both. The library's own
+// Library functions a run replaces and puts back (coroutine.resume/wrap, debug.sethook, and
+// debug.gethook while calls are counted): one save-replace-restore for all. The library's own
 // functions wait in a registry table under `key` until restore_library_functions.
 #pragma once
 #include <initializer_list>

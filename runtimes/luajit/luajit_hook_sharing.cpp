@@ -49,7 +49,6 @@ int call_original(lua_State* L, const char* name) {
   return call_original_as_call(L, name);
 }
 
-
 // During a run, debug.sethook is a HookWrite: no trigger lands in LuaJIT's dispatch update.
 // While calls are counted, the library's own functions run with no hook at all, so that their
 // calls fire no event the program's hook would not have seen from the library alone.
