@@ -1,5 +1,7 @@
-// A profile's function by its name, for the adapters' tests: kNoFunction when there is none.
+// A profile's function by its name, for the adapters' tests: kNoFunction when there is none;
+// and the weight of the samples whose whole stack is that function.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "scriptprof/profile.hpp"
@@ -10,6 +12,14 @@ inline FunctionId function_named(const Profile& p, const std::string& name) {
   for (FunctionId f = 0; f < p.functions.size(); ++f)
     if (p.functions.info(f).name == name) return f;
   return kNoFunction;
+}
+
+// Self weight of `f` standing alone at a process's root (a "(blocked)" whose stack is unknown).
+inline std::uint64_t self_at_root(const Profile& p, FunctionId f) {
+  std::uint64_t weight = 0;
+  for (NodeId n = 0; n < p.tree.size(); ++n)
+    if (p.tree.node(n).depth == 1 && p.tree.node(n).function == f) weight += p.tree.node(n).self;
+  return weight;
 }
 
 }  // namespace scriptprof::test

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "function_lookup.hpp"
 #include "scriptprof/process_chain.hpp"
 #include "scriptprof/sampler_engine.hpp"
 
@@ -134,20 +135,12 @@ TEST_CASE("engine: ticks that no safe point took go to the last stack at suspend
   CHECK(p.health.samples_taken == 1);
 }
 
-// Where "(blocked)" stands, and with how much weight.
-struct BlockedAt {
-  std::uint64_t self = 0;
-  FunctionId parent = kNoFunction;  // kNoFunction: at the process's root
-};
-BlockedAt blocked_in(const Profile& p) {
-  BlockedAt at;
-  for (NodeId n = 0; n < p.tree.size(); ++n) {
-    const CallTreeNode& node = p.tree.node(n);
-    if (node.function == kNoFunction || p.functions.info(node.function).name != "(blocked)") continue;
-    at.self += node.self;
-    if (node.depth > 1) at.parent = p.tree.node(node.parent).function;
-  }
-  return at;
+// The function "(blocked)" stands under (kNoFunction: the process's root, or none).
+FunctionId blocked_parent(const Profile& p) {
+  const FunctionId blocked = test::function_named(p, "(blocked)");
+  for (NodeId n = 0; n < p.tree.size(); ++n)
+    if (p.tree.node(n).function == blocked && p.tree.node(n).depth > 1) return p.tree.node(p.tree.node(n).parent).function;
+  return kNoFunction;
 }
 
 // A sample armed while the thread was blocked (arm_blocked) is the stack that blocked.
@@ -162,9 +155,8 @@ TEST_CASE("engine: a block's ticks sit under (blocked) in the stack that blocked
   safe_point(r.engine, {r.main_fn, r.a});
   const Profile& p = r.engine.profile();
   CHECK(p.health.off_cpu == 3);
-  const BlockedAt at = blocked_in(p);
-  CHECK(at.self == 3);
-  CHECK(at.parent == r.a);
+  CHECK(p.counts(test::function_named(p, "(blocked)")).self == 3);
+  CHECK(blocked_parent(p) == r.a);
   CHECK(p.counts(r.a).self == 1);
   CHECK(p.counts(r.a).cumulative == 4);
   r.engine.stop();
@@ -175,7 +167,6 @@ TEST_CASE("engine: a block's ticks sit under (blocked) in the stack that blocked
 TEST_CASE("engine: a block's ticks sit under (blocked) at the root when not armed in the block") {
   for (ArmResult blocked : {ArmResult::NotNow, ArmResult::Armed}) {
     Run r;
-    r.adapter.blocked_answer = ArmResult::NotNow;
     r.start();
     if (blocked == ArmResult::Armed) {
       // An earlier block's arm was taken by its own sample: it says nothing of this one.
@@ -186,17 +177,12 @@ TEST_CASE("engine: a block's ticks sit under (blocked) at the root when not arme
     r.engine.on_tick(3, 2, 1000);  // 3 ticks, 2 of them due while the thread was blocked
     safe_point(r.engine, {r.main_fn, r.a});
     const Profile& p = r.engine.profile();
-    const BlockedAt at = blocked_in(p);
+    const FunctionId blocked_fn = test::function_named(p, "(blocked)");
     CHECK(p.counts(r.a).self == 1);
     CHECK(p.counts(r.a).cumulative == 1);
-    CHECK(at.self == (blocked == ArmResult::Armed ? 3u : 2u));
-    CHECK(p.health.off_cpu == at.self);
-    std::uint64_t at_root = 0;
-    for (NodeId n = 0; n < p.tree.size(); ++n)
-      if (p.tree.node(n).depth == 1 && p.tree.node(n).function != kNoFunction &&
-          p.functions.info(p.tree.node(n).function).name == "(blocked)")
-        at_root += p.tree.node(n).self;
-    CHECK(at_root == 2);
+    CHECK(p.counts(blocked_fn).self == (blocked == ArmResult::Armed ? 3u : 2u));
+    CHECK(p.health.off_cpu == p.counts(blocked_fn).self);
+    CHECK(test::self_at_root(p, blocked_fn) == 2);
     r.engine.stop();
   }
 }

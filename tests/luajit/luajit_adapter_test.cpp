@@ -400,9 +400,7 @@ TEST_CASE("A sleep on the wall clock is uncut, its ticks kept under (blocked), n
     REQUIRE(sleeper != scriptprof::kNoFunction);
     REQUIRE(blocked != scriptprof::kNoFunction);
     const double asleep = 0.2 * hz, working = 0.06 * hz;
-    std::uint64_t at_root = 0;
-    for (scriptprof::NodeId n = 0; n < p.tree.size(); ++n)
-      if (p.tree.node(n).function == blocked && p.tree.node(n).depth == 1) at_root += p.tree.node(n).self;
+    const std::uint64_t at_root = scriptprof::test::self_at_root(p, blocked);
     INFO(p.counts(sleeper).cumulative << " samples in sleeper, " << p.counts(blocked).self << " blocked (" << at_root
                                       << " at the root); ~" << working << " working, ~" << asleep << " asleep");
     CHECK(static_cast<double>(p.counts(blocked).self) >= 0.8 * asleep);  // off the CPU, weight kept
