@@ -3,8 +3,14 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 # A LuaRocks build installs the module and the tools only (a rock's lib/ holds Lua modules).
-option(SCRIPTPROF_INSTALL_DEV "Install the libraries, headers and package files" ON)
-set(SCRIPTPROF_LUA_MODULE_DIR "${CMAKE_INSTALL_LIBDIR}/lua/5.4" CACHE STRING "Where the Lua 5.4 module is installed")
+# The package files find Debian's lua5.4: a build for a Lua under SCRIPTPROF_LUA_PREFIX installs
+# the modules and tools alone unless asked.
+if(SCRIPTPROF_LUA_PREFIX)
+  option(SCRIPTPROF_INSTALL_DEV "Install the libraries, headers and package files" OFF)
+else()
+  option(SCRIPTPROF_INSTALL_DEV "Install the libraries, headers and package files" ON)
+endif()
+set(SCRIPTPROF_LUA_MODULE_DIR "${CMAKE_INSTALL_LIBDIR}/lua/${LUA_VERSION}" CACHE STRING "Where the module for the build's Lua is installed")
 if(SCRIPTPROF_INSTALL_DEV)
 
 # Installed names match the aliases the build uses: scriptprof::core, ::native, ::lua, ::embed.
@@ -52,10 +58,14 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc DESTINATION ${CMAKE_INST
 endif()
 
 # The tools and the Lua modules: luaprof, profconv and profdiff (and luajitprof, asprof) in bin/, the module where
-# each Lua looks under the prefix (lib/lua/5.4 for lua5.4, lib/lua/5.1 for LuaJIT), so
+# each Lua looks under the prefix (lib/lua/5.X for PUC Lua 5.X, lib/lua/5.1 for LuaJIT), so
 # `require "profiler"` works with LUA_CPATH (or package.cpath) pointing there.
 install(TARGETS luaprof profconv profdiff RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS profiler LIBRARY DESTINATION ${SCRIPTPROF_LUA_MODULE_DIR})
+foreach(version ${SCRIPTPROF_OTHER_LUAS})
+  string(REPLACE "." "" v ${version})
+  install(TARGETS profiler_${v} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/lua/${version})
+endforeach()
 if(TARGET asprof AND SCRIPTPROF_INSTALL_DEV)
   install(TARGETS asprof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()

@@ -58,7 +58,7 @@ ModuleSampler* begin_run(lua_State* L, RunOptions& o) {
   return s;
 }
 
-#if LUA_VERSION_NUM == 501
+#if LUA_VERSION_NUM < 504
 // Lua 5.1 (LuaJIT) has no to-be-closed variables: fn runs under lua_pcall, and an error stops
 // the run and writes its report (the guard's __close), then goes on with the same value. The
 // stack: 1 fn, 2 options, 3 the run guard, then the last call's results.
@@ -169,7 +169,7 @@ int sampling_guard_close(lua_State* L) {
 }
 
 
-#if LUA_VERSION_NUM == 501
+#if LUA_VERSION_NUM < 504
 // profiler.with_sampling(fn, ...) -> fn's results: samples only while fn runs (an error in fn
 // suspends, then goes on with the same value).
 int l_with_sampling(lua_State* L) {

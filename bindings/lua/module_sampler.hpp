@@ -1,12 +1,12 @@
 // Which adapter the module is built on: one source, two builds. Against Lua 5.4's headers the
 // module drives the Lua 5.4 adapter; against LuaJIT's (LUA_VERSION_NUM 501), the LuaJIT
-// adapter, with lua_compat.hpp standing in for the few 5.4 calls the module makes.
+// adapter, with lua_api_compat.hpp standing in for the few 5.4 calls the module makes.
 #pragma once
 extern "C" {
 #include <lua.h>
 }
 
-#include "lua_compat.hpp"
+#include "lua_api_compat.hpp"
 
 #if LUA_VERSION_NUM == 501
 #include "luajit_attach.hpp"

@@ -7,7 +7,7 @@ extern "C" {
 #include <new>
 #include <string>
 
-#include "lua_compat.hpp"
+#include "lua_api_compat.hpp"
 
 namespace scriptprof::lua {
 

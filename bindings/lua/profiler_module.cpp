@@ -3,8 +3,6 @@
 // and module_reports.cpp, their options in module_options.cpp and module_output.cpp.
 #include "profiler_module.hpp"
 
-#include <dlfcn.h>
-
 #include <string>
 
 extern "C" {
@@ -20,6 +18,9 @@ extern "C" {
 #include "module_internal.hpp"
 #include "profile_object.hpp"
 #include "run_guard.hpp"
+#if LUA_VERSION_NUM >= 502
+#include "lua_release.hpp"
+#endif
 
 namespace scriptprof::lua {
 
@@ -92,33 +93,12 @@ const luaL_Reg kFunctions[] = {
 }  // namespace module
 }  // namespace scriptprof::lua
 
-#if LUA_VERSION_NUM == 504
-namespace {
-
-// The Lua that loaded this module, when it is not 5.4 (empty when it is): the module's Lua API
-// references are weak (cmake/ScriptprofWeakLua.cmake), so another Lua gets this far and is told
-// which module it needs rather than "undefined symbol: lua_rawgetp". Only functions that Lua has
-// are called: lua_version returns the number from 5.4 on (a pointer in 5.2 and 5.3).
-std::string other_lua(lua_State* L) {
-  if (dlsym(RTLD_DEFAULT, "luaJIT_setmode")) return "LuaJIT";
-  if (!lua_absindex) return "Lua 5.1";
-  if (!lua_rotate) return "Lua 5.2";
-  if (!lua_newuserdatauv || !lua_toclose || !lua_version) return "Lua 5.3";
-  const int number = static_cast<int>(lua_version(L));
-  if (number == 504) return "";
-  return "Lua " + std::to_string(number / 100) + "." + std::to_string(number % 100);
-}
-
-}  // namespace
-#endif
-
 extern "C" int luaopen_profiler(lua_State* L) {
-#if LUA_VERSION_NUM == 504
-  if (std::string other = other_lua(L); !other.empty()) {
-    std::string message = "profiler: this module is built for Lua 5.4 (5.4.0-5.4.8), and this is " + other +
-                          (other == "LuaJIT" ? ": require it from build/lib/luajit (lib/lua/5.1 when installed)"
-                                             : ": build scriptprof against this Lua's headers");
-    lua_pushstring(L, message.c_str());
+#if LUA_VERSION_NUM >= 502
+  // Another Lua gets this far (the module's references to Lua are weak) and is told which
+  // module it needs, rather than "undefined symbol" or a crash.
+  if (std::string mismatch = scriptprof::lua::release_mismatch(L); !mismatch.empty()) {
+    lua_pushstring(L, mismatch.c_str());
     return lua_error(L);
   }
 #endif

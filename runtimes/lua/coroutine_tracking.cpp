@@ -44,6 +44,7 @@ int co_resume(lua_State* L) {
   return co ? resume_tracked(L, co, resume) : resume(L);  // not a thread: the release's error
 }
 
+#if LUA_VERSION_NUM >= 504
 // The release's coroutine.close of co, the only argument. The __close handlers it runs execute
 // in co, so their samples belong to co, stitched under the closing code. Told only when co is
 // dead or suspended: the release raises for a normal coroutine, and a running one (5.5) closes
@@ -58,6 +59,8 @@ int co_close(lua_State* L) {
   lua_State* co = lua_tothread(L, 1);
   return co ? close_tracked(L, co, close) : close(L);
 }
+
+#endif
 
 int co_create(lua_State* L) {
   int results = release_function(L, kCreate)(L);
@@ -78,6 +81,21 @@ int co_wrapped(lua_State* L) {
   if (lua_toboolean(L, -r)) return r - 1;  // true, results...
   lua_replace(L, 1);  // false, error: the error object alone
   lua_settop(L, 1);
+#if LUA_VERSION_NUM < 504
+  // Before 5.4 there is nothing to close, and any error (5.1 and 5.2: a number too) gets the
+  // caller's position.
+#if LUA_VERSION_NUM < 503
+  const bool positioned = lua_isstring(L, -1);
+#else
+  const bool positioned = lua_type(L, -1) == LUA_TSTRING;
+#endif
+  if (positioned) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+  }
+  return lua_error(L);
+#else
   int stat = lua_status(co);
   if (stat != LUA_OK && stat != LUA_YIELD) {  // the error happened inside the coroutine
     lua_pushvalue(L, lua_upvalueindex(1));
@@ -98,6 +116,7 @@ int co_wrapped(lua_State* L) {
     lua_concat(L, 2);
   }
   return lua_error(L);
+#endif
 }
 
 // The release's wrap, its function replaced by ours around the same thread.
@@ -117,6 +136,7 @@ int co_wrap(lua_State* L) {
   return 1;
 }
 
+#if LUA_VERSION_NUM >= 504
 // A coroutine body for close_error_wins: a to-be-closed value whose __close raises "close",
 // then the error "body".
 int probe_body(lua_State* L) {
@@ -160,6 +180,18 @@ void replace_in(lua_State* L, int table) {
   lua_pushboolean(L, close_error_wins(L, lua_tocfunction(L, -1)));  // wrap: the last original
   install_wrappers(L, table, names, ours, 4, 5);
 }
+#else
+// Before 5.4 there is no coroutine.close: its upvalue is nil, and nothing closes.
+void replace_in(lua_State* L, int table) {
+  static const char* const names[] = {"resume", "create", "wrap"};
+  static const lua_CFunction ours[] = {co_resume, co_create, co_wrap};
+  if (!push_originals(L, table, names, ours, 3)) return;
+  lua_pushnil(L);
+  lua_insert(L, -3);  // resume, (close), create, wrap: the upvalues' order
+  lua_pushboolean(L, 0);
+  install_wrappers(L, table, names, ours, 3, 5);
+}
+#endif
 
 }  // namespace
 

@@ -1,8 +1,8 @@
-// Walking a Lua 5.4 stack in linear time.
+// Walking a Lua stack (5.2 on) in linear time.
 //
 // lua_getstack(L, level) starts from the top each time, so walking every level with it costs
 // O(depth^2): 5e9 steps for a 100k-frame recursion. lua_Debug keeps the frame it describes in
-// its `i_ci` field; every Lua 5.4.x CallInfo begins with { func, top, previous, next }, so the
+// its `i_ci` field; every CallInfo from 5.2 to 5.5 begins with { func, top, previous, next }, so the
 // caller's frame is one pointer away. The first use checks this against lua_getstack, and any
 // disagreement switches to lua_getstack for good.
 #pragma once
@@ -12,7 +12,7 @@ extern "C" {
 #include <lua.h>
 }
 
-static_assert(LUA_VERSION_NUM == 504, "the frame walk knows Lua 5.4's CallInfo layout");
+static_assert(LUA_VERSION_NUM >= 502, "the frame walk knows the CallInfo of Lua 5.2 on");
 
 namespace scriptprof::lua {
 
@@ -35,7 +35,7 @@ class FrameWalk {
 // Whether the fast path agrees with lua_getstack on L's current stack (run once by the sampler).
 bool frame_walk_verified(lua_State* L);
 
-// The leading fields of Lua 5.4's struct CallInfo (lstate.h), identical in 5.4.0 to 5.4.6.
+// The leading fields of struct CallInfo (lstate.h), the same from Lua 5.2 to 5.5.
 struct CallInfoPrefix {
   void* func;
   void* top;

@@ -275,7 +275,7 @@ void LuaSampler::learn_c_names(lua_State* L) {
 // ---- Chunks ------------------------------------------------------------------------------------
 
 std::uint32_t LuaSampler::chunk_of(const lua_Debug* ar) {
-  const std::size_t length = ar->srclen;
+  const std::size_t length = source_length(ar);
   const std::size_t edge = std::min<std::size_t>(length, sizeof(ChunkRecord::head));
   auto found = chunk_index_.find(ar->source);
   if (found != chunk_index_.end()) {
@@ -309,7 +309,7 @@ const std::string* LuaSampler::declared_name(std::uint32_t chunk, const lua_Debu
     if (ar->source[0] == '@') {
       if (source_text(ar->source, &text, &error)) c.declared = declared_names(text);
     } else if (ar->source[0] != '=') {
-      c.declared = declared_names(std::string_view(ar->source, ar->srclen));
+      c.declared = declared_names(std::string_view(ar->source, source_length(ar)));
     }
   }
   auto it = c.declared.find({ar->linedefined, ar->lastlinedefined});
@@ -322,7 +322,7 @@ bool LuaSampler::same_chunk(FunctionId id, const lua_Debug* ar) const {
   if (index == UINT32_MAX) return false;
   const ChunkRecord& c = chunks_[index];
   const std::size_t edge = std::min<std::size_t>(c.length, sizeof(c.head));
-  return c.source == ar->source && c.length == ar->srclen && std::memcmp(c.head, ar->source, edge) == 0 &&
+  return c.source == ar->source && c.length == source_length(ar) && std::memcmp(c.head, ar->source, edge) == 0 &&
          std::memcmp(c.tail, ar->source + c.length - edge, edge) == 0;
 }
 

@@ -1,5 +1,7 @@
 #include "lua_library_tables.hpp"
 
+#include "lua_api_compat.hpp"
+
 extern "C" {
 #include <lauxlib.h>
 }

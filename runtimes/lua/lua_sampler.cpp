@@ -97,15 +97,16 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   settings_ = settings;
   counting_ = engine_.counting();
   learn_c_names(L);
-  // Once per process. A Lua whose structs match no 5.4 release's is sampled through the public
-  // API alone, and the profile says so.
+  // Once per process. A Lua whose structs match no layout the module knows is sampled through
+  // the public API alone, and the profile says so.
   if (verify_state_layout(L)) {
     engine_.profile().health.internals = std::string("Lua ") + verified_layout();
   } else {
     engine_.profile().health.internals = "public API only";
     engine_.profile().runtime_note =
-        "This Lua's internals match no 5.4 release's layout: sampled through the public API alone "
-        "(a program's count hook may drift; ticks in C functions go to their Lua callers).";
+        "This Lua's internals match no layout the profiler knows (Lua 5.4.0-5.4.8): sampled through "
+        "the public API alone (a program's count hook may drift; ticks in C functions go to their "
+        "Lua callers).";
   }
   stacks_move_in_place_ = stack_moves_in_place();
   hook_lookup_enter(this, L);

@@ -12,6 +12,8 @@ extern "C" {
 #include <lua.h>
 }
 
+#include "lua_api_compat.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <deque>

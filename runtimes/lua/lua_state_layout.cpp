@@ -96,13 +96,20 @@ struct StateLayout {
         offsetof(T, basehookcount), offsetof(T, hookcount), offsetof(T, hookmask), oldpc_pointer,   \
         in_place                                                                                    \
   }
-// Newest first: the likeliest.
+// Newest first: the likeliest. Only a module built against 5.4's headers tries them (every 5.4
+// release shares one ABI); a module built for another release has no mirror of its structs
+// and keeps to the public API.
+#if LUA_VERSION_NUM == 504
 constexpr StateLayout kLayouts[] = {
     SCRIPTPROF_LAYOUT(State543, "5.4.3-5.4.8", 0, false),
     SCRIPTPROF_LAYOUT(State542, "5.4.2", 0, true),
     SCRIPTPROF_LAYOUT(State541, "5.4.1", 0, true),
     SCRIPTPROF_LAYOUT(State540, "5.4.0", offsetof(State540, oldpc), true),
 };
+#else
+constexpr StateLayout kLayouts[] = {SCRIPTPROF_LAYOUT(State543, "none", 0, false)};  // never tried
+#endif
+constexpr bool kHasMirror = LUA_VERSION_NUM == 504;
 #undef SCRIPTPROF_LAYOUT
 
 static_assert(sizeof(void*) == 8 && sizeof(Slot) == 16 && sizeof(CallInfoMirror) == 64,
@@ -204,6 +211,7 @@ bool verify_state_layout(lua_State* L) {
   std::lock_guard<std::mutex> lock(g_verify_mutex);
   if (g_tried) return verified();
   g_tried = true;
+  if (!kHasMirror) return false;
   // On a thread of its own: the program's hooks stay as they are, and its stack is not grown
   // by the probe's thousand slots (the thread is garbage once done).
   lua_State* T = lua_newthread(L);
@@ -294,7 +302,10 @@ bool set_return_hook_from_outside(lua_State* L, lua_Hook hook) {
 }
 
 void set_hook(lua_State* L, lua_Hook hook, int mask, int count) {
-  if (!verified() || !g_layout->oldpc_pointer) return lua_sethook(L, hook, mask, count);
+  if (!verified() || !g_layout->oldpc_pointer) {
+    lua_sethook(L, hook, mask, count);
+    return;
+  }
   const void* oldpc = field<const void*>(L, g_layout->oldpc_pointer);
   lua_sethook(L, hook, mask, count);
   field<const void*>(L, g_layout->oldpc_pointer) = oldpc;

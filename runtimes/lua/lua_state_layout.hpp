@@ -21,6 +21,8 @@
 extern "C" {
 #include <lua.h>
 }
+#include "lua_api_compat.hpp"
+
 #include <atomic>
 #include <cstddef>
 
