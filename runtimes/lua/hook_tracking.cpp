@@ -19,6 +19,46 @@ enum Upvalue { kSetHook = 1, kGetHook };
 
 lua_State* thread_argument(lua_State* L) { return lua_isthread(L, 1) ? lua_tothread(L, 1) : L; }
 
+// Pushes ldblib's table of the function each thread's hook calls (nil if there is none yet).
+// 5.4 keeps it at "_HOOKKEY" in the registry and 5.2 at "_HKEY"; 5.3 under the address of a
+// static of its own, which find_hook_table learns once.
+int push_hook_table(lua_State* L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LUA_VERSION_NUM == 502 ? "_HKEY" : "_HOOKKEY") == LUA_TTABLE ||
+      LUA_VERSION_NUM != 503)
+    return lua_type(L, -1);
+  lua_pop(L, 1);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kHookTableKey) == LUA_TNIL) return LUA_TNIL;
+  return lua_rawget(L, LUA_REGISTRYINDEX);
+}
+
+#if LUA_VERSION_NUM == 503
+// After the release's sethook gave L1 the function at `fn`: the registry entry whose value is a
+// table mapping L1 to that function is ldblib's hook table; its key is kept (once per state).
+void find_hook_table(lua_State* L, lua_State* L1, int fn) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kHookTableKey) != LUA_TNIL || !lua_checkstack(L, 6)) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  lua_pushnil(L);
+  while (lua_next(L, LUA_REGISTRYINDEX)) {  // key, value
+    bool found = false;
+    if (lua_type(L, -2) == LUA_TLIGHTUSERDATA && lua_type(L, -1) == LUA_TTABLE && push_thread(L, L1)) {
+      lua_rawget(L, -2);
+      found = lua_rawequal(L, -1, fn);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);  // the value
+    if (found) {
+      lua_pushvalue(L, -1);
+      lua_rawsetp(L, LUA_REGISTRYINDEX, &kHookTableKey);  // the traversal ends here
+      lua_pop(L, 1);
+      return;
+    }
+  }
+}
+#endif
+
 // The release's sethook, then what it set is handed to the sampler, which puts its own hook
 // back over it where it must (a pending sample, call counting) and keeps the program's.
 int db_sethook(lua_State* L) {
@@ -38,6 +78,13 @@ int db_sethook(lua_State* L) {
   // Read as the sampler sees it: a tick may have armed over the new hook already (saving it).
   HostHook set = sampler->program_visible_hook(L, L1);
   sampler->set_program_hook(L, L1, set.hook, set.mask, set.count);
+#if LUA_VERSION_NUM == 503
+  const int fn = lua_isthread(L, 1) ? 2 : 1;
+  if (lua_isfunction(L, fn)) {
+    LuaSampler::OwnWork own(*sampler);
+    find_hook_table(L, L1, fn);
+  }
+#endif
   return 0;
 }
 
@@ -54,8 +101,8 @@ lua_State* stand_in(lua_State* L, lua_State* L1, const HostHook& program) {
   }
   lua_State* S = lua_tothread(L, -1);  // left on the stack
   lua_sethook(S, program.hook, program.mask, program.count);
-  // ldblib keeps each thread's hook function in the registry's "_HOOKKEY" table.
-  if (lua_getfield(L, LUA_REGISTRYINDEX, "_HOOKKEY") == LUA_TTABLE) {
+  // ldblib keeps each thread's hook function in a table of its own.
+  if (push_hook_table(L) == LUA_TTABLE) {
     lua_pushvalue(L, -2);  // S
     if (push_thread(L, L1)) lua_rawget(L, -3);  // the function set for L1
     else lua_pushnil(L);

@@ -9,5 +9,6 @@ inline const char kClosuresKey = 0;   // closure ids: {ids = {[closure] = id}, c
 inline const char kCountListKey = 0;  // the functions of the count list, held for the run
 inline const char kExcludedKey = 0;   // excluded processes, held until reset
 inline const char kStandInKey = 0;    // the thread debug.gethook reads in another's place
+inline const char kHookTableKey = 0;  // 5.3: the registry key of ldblib's hook table, once found
 
 }  // namespace scriptprof::lua

@@ -8,28 +8,49 @@
 namespace scriptprof::lua {
 namespace {
 
-// ---- The mirror (lstate.h, lobject.h of Lua 5.4.0-5.4.8) --------------------------------------
+// ---- The mirror (lstate.h, lobject.h of Lua 5.2.4, 5.3.x and 5.4.0-5.4.8) --------------------
 
-struct Slot {                // StackValue: a TValue (value, type tag), 16 bytes
+struct Slot {                // StackValue (5.4) or TValue: the value, then its type tag; 16 bytes
   const void* value;         // GC object, or the lua_CFunction of a light C function
-  unsigned char tt;          // variant tag; bit 6 marks a collectable value
+  unsigned char tt;          // variant tag (5.2, 5.3: the low byte of an int); bit 6: collectable
 };
 
+// The leading fields of every release's CallInfo (5.2 to 5.5).
 struct CallInfoMirror {
   Slot* func;                // the function's slot
   Slot* top;                 // top for this function
   CallInfoMirror* previous;  // the caller (null for the state's base CallInfo)
   CallInfoMirror* next;
-  void* u[3];                // savedpc/trap/nextraise (Lua) or k/old_errfunc/ctx (C)
-  int u2;
-  short nresults;
-  unsigned short callstatus;  // CIST_C marks a C function
 };
 
-// lua_State as each 5.4 release lays it out (lstate.h, "struct lua_State"). The fields up to
-// `ci` and the CallInfo are the same in all; the rest moved twice. StkIdRel (5.4.5 on) is a
-// union of the pointer and an offset used only while the stack is reallocated: a pointer here.
-#define SCRIPTPROF_STATE_HEAD                                                    \
+// Each release's whole CallInfo, for where it ends (the state embeds one: base_ci) and where its
+// call status is.
+struct CallInfo54 {  // 5.4.0-5.4.8 (lstate.h)
+  CallInfoMirror head;
+  void* u[3];  // savedpc/trap/nextraise (Lua) or k/old_errfunc/ctx (C)
+  int u2;
+  short nresults;
+  unsigned short callstatus;  // CIST_C (1 << 1) marks a C function
+};
+struct CallInfo53 {  // 5.3.0-5.3.6
+  CallInfoMirror head;
+  void* u[3];  // base/savedpc (Lua) or k/old_errfunc/ctx (C)
+  std::ptrdiff_t extra;
+  short nresults;
+  unsigned short callstatus;  // CIST_LUA (1 << 1) marks a Lua function
+};
+struct CallInfo52 {  // 5.2.0-5.2.4
+  CallInfoMirror head;
+  short nresults;
+  unsigned char callstatus;  // CIST_LUA (1 << 0) marks a Lua function
+  std::ptrdiff_t extra;
+  void* u[4];  // base/savedpc (Lua) or ctx/k/old_errfunc/old_allowhook+status (C)
+};
+
+// lua_State as each release lays it out (lstate.h, "struct lua_State"). top, l_G and ci are at
+// the same offsets in all (checked below); the rest moves. StkIdRel (5.4.5 on) is a union of
+// the pointer and an offset used only while the stack is reallocated: a pointer here.
+#define SCRIPTPROF_STATE_HEAD_54                                                 \
   void* next; /* CommonHeader */                                                 \
   unsigned char tt, marked;                                                      \
   unsigned char status;                                                          \
@@ -37,91 +58,144 @@ struct CallInfoMirror {
   unsigned short nci;                                                            \
   Slot* top; /* first free slot */                                               \
   void* l_G;                                                                     \
-  CallInfoMirror* ci; /* the running function */
-struct StateMirrorHead {
-  SCRIPTPROF_STATE_HEAD
-};
-// From base_ci to nCcalls every release has the same fields.
-#define SCRIPTPROF_STATE_CALLS                                                   \
-  CallInfoMirror base_ci; /* the first level (C calling Lua) */                  \
+  CallInfo54* ci; /* the running function */
+// From base_ci to nCcalls every 5.4 release has the same fields.
+#define SCRIPTPROF_STATE_CALLS_54                                                \
+  CallInfo54 base_ci; /* the first level (C calling Lua) */                      \
   lua_Hook hook;                                                                 \
   std::ptrdiff_t errfunc;                                                        \
   std::uint32_t nCcalls;
 struct State540 {  // 5.4.0: oldpc a pointer, before the stack; stacksize; no tbclist
-  SCRIPTPROF_STATE_HEAD
+  SCRIPTPROF_STATE_HEAD_54
   const void* oldpc;
   Slot* stack_last;  // end of the stack (LUA_MINSTACK and EXTRA_STACK stay free)
   Slot* stack;       // stack base
   void *openupval, *gclist, *twups, *errorJmp;
-  SCRIPTPROF_STATE_CALLS
+  SCRIPTPROF_STATE_CALLS_54
   int stacksize, basehookcount, hookcount, hookmask;
 };
 struct State541 {  // 5.4.1: oldpc an index, after nCcalls; stacksize; no tbclist
-  SCRIPTPROF_STATE_HEAD
+  SCRIPTPROF_STATE_HEAD_54
   Slot *stack_last, *stack;
   void *openupval, *gclist, *twups, *errorJmp;
-  SCRIPTPROF_STATE_CALLS
+  SCRIPTPROF_STATE_CALLS_54
   int oldpc, stacksize, basehookcount, hookcount, hookmask;
 };
 struct State542 {  // 5.4.2: no stacksize, no tbclist
-  SCRIPTPROF_STATE_HEAD
+  SCRIPTPROF_STATE_HEAD_54
   Slot *stack_last, *stack;
   void *openupval, *gclist, *twups, *errorJmp;
-  SCRIPTPROF_STATE_CALLS
+  SCRIPTPROF_STATE_CALLS_54
   int oldpc, basehookcount, hookcount, hookmask;
 };
 struct State543 {  // 5.4.3-5.4.8: tbclist after openupval
-  SCRIPTPROF_STATE_HEAD
+  SCRIPTPROF_STATE_HEAD_54
   Slot *stack_last, *stack;
   void* openupval;
   Slot* tbclist;
   void *gclist, *twups, *errorJmp;
-  SCRIPTPROF_STATE_CALLS
+  SCRIPTPROF_STATE_CALLS_54
   int oldpc, basehookcount, hookcount, hookmask;
 };
-#undef SCRIPTPROF_STATE_CALLS
-#undef SCRIPTPROF_STATE_HEAD
+#undef SCRIPTPROF_STATE_CALLS_54
+#undef SCRIPTPROF_STATE_HEAD_54
+struct State53 {  // 5.3.0-5.3.6: allowhook last; lua_sethook moves oldpc
+  void* next;
+  unsigned char tt, marked;
+  unsigned short nci;
+  unsigned char status;
+  Slot* top;
+  void* l_G;
+  CallInfo53* ci;
+  const void* oldpc;
+  Slot *stack_last, *stack;
+  void *openupval, *gclist, *twups, *errorJmp;
+  CallInfo53 base_ci;
+  lua_Hook hook;
+  std::ptrdiff_t errfunc;
+  int stacksize, basehookcount, hookcount;
+  unsigned short nny, nCcalls;
+  int hookmask;  // l_signalT
+  unsigned char allowhook;
+};
+struct State52 {  // 5.2.0-5.2.4: a byte for the mask; base_ci last; lua_sethook moves oldpc
+  void* next;
+  unsigned char tt, marked;
+  unsigned char status;
+  Slot* top;
+  void* l_G;
+  CallInfo52* ci;
+  const void* oldpc;
+  Slot *stack_last, *stack;
+  int stacksize;
+  unsigned short nny, nCcalls;
+  unsigned char hookmask, allowhook;
+  int basehookcount, hookcount;
+  lua_Hook hook;
+  void *openupval, *gclist, *errorJmp;
+  std::ptrdiff_t errfunc;
+  CallInfo52 base_ci;
+};
 
-// Where the fields that moved are, per release range: the one the running Lua matches is
-// chosen at verification (every 5.4 reports lua_version 504).
+// Where the fields are, per release range: the one the running Lua matches is chosen at
+// verification (every 5.4 reports lua_version 504, and a build serves one of 5.2, 5.3, 5.4).
 struct StateLayout {
   const char* releases;
-  std::size_t stack_last, stack, base_ci, hook, basehookcount, hookcount, hookmask;
-  std::size_t oldpc_pointer;  // 5.4.0's lua_sethook moves the line hook's oldpc; else 0
-  bool stack_moves_in_place;  // 5.4.0-5.4.2 grow a stack by realloc, then fix its pointers
+  std::size_t stack_last, stack, base_ci, hook, basehookcount, hookcount, hookmask, allowhook;
+  std::size_t hookmask_bytes;  // 4, or 1 (5.2's lu_byte)
+  std::size_t callstatus;      // in CallInfo
+  std::size_t callstatus_bytes;
+  unsigned c_bit;              // the call status bit that tells C from Lua
+  bool c_bit_means_c;          // 5.4's CIST_C; 5.2 and 5.3 mark Lua functions (CIST_LUA)
+  std::size_t oldpc_pointer;   // where lua_sethook moves the line hook's oldpc (5.2, 5.3, 5.4.0); else 0
+  bool stack_moves_in_place;   // 5.2-5.4.2 grow a stack by realloc, then fix its pointers
 };
-#define SCRIPTPROF_LAYOUT(T, name, oldpc_pointer, in_place)                                         \
-  StateLayout {                                                                                     \
-    name, offsetof(T, stack_last), offsetof(T, stack), offsetof(T, base_ci), offsetof(T, hook),     \
-        offsetof(T, basehookcount), offsetof(T, hookcount), offsetof(T, hookmask), oldpc_pointer,   \
-        in_place                                                                                    \
+#define SCRIPTPROF_LAYOUT(T, CI, name, c_bit, means_c, oldpc_pointer, in_place)                      \
+  StateLayout {                                                                                       \
+    name, offsetof(T, stack_last), offsetof(T, stack), offsetof(T, base_ci), offsetof(T, hook),       \
+        offsetof(T, basehookcount), offsetof(T, hookcount), offsetof(T, hookmask),                    \
+        offsetof(T, allowhook), sizeof(T::hookmask), offsetof(CI, callstatus), sizeof(CI::callstatus), \
+        c_bit, means_c, oldpc_pointer, in_place                                                       \
   }
-// Newest first: the likeliest. Only a module built against 5.4's headers tries them (every 5.4
-// release shares one ABI); a module built for another release has no mirror of its structs
-// and keeps to the public API.
+// Newest first: the likeliest. A build tries its own release's layouts (every 5.4 release shares
+// one ABI, and so on); a build for a release without a mirror (5.5) keeps to the public API.
 #if LUA_VERSION_NUM == 504
 constexpr StateLayout kLayouts[] = {
-    SCRIPTPROF_LAYOUT(State543, "5.4.3-5.4.8", 0, false),
-    SCRIPTPROF_LAYOUT(State542, "5.4.2", 0, true),
-    SCRIPTPROF_LAYOUT(State541, "5.4.1", 0, true),
-    SCRIPTPROF_LAYOUT(State540, "5.4.0", offsetof(State540, oldpc), true),
+    SCRIPTPROF_LAYOUT(State543, CallInfo54, "5.4.3-5.4.8", 1u << 1, true, 0, false),
+    SCRIPTPROF_LAYOUT(State542, CallInfo54, "5.4.2", 1u << 1, true, 0, true),
+    SCRIPTPROF_LAYOUT(State541, CallInfo54, "5.4.1", 1u << 1, true, 0, true),
+    SCRIPTPROF_LAYOUT(State540, CallInfo54, "5.4.0", 1u << 1, true, offsetof(State540, oldpc), true),
 };
+constexpr bool kHasMirror = true;
+#elif LUA_VERSION_NUM == 503
+constexpr StateLayout kLayouts[] = {
+    SCRIPTPROF_LAYOUT(State53, CallInfo53, "5.3", 1u << 1, false, offsetof(State53, oldpc), true),
+};
+constexpr bool kHasMirror = true;
+#elif LUA_VERSION_NUM == 502
+constexpr StateLayout kLayouts[] = {
+    SCRIPTPROF_LAYOUT(State52, CallInfo52, "5.2", 1u << 0, false, offsetof(State52, oldpc), true),
+};
+constexpr bool kHasMirror = true;
 #else
-constexpr StateLayout kLayouts[] = {SCRIPTPROF_LAYOUT(State543, "none", 0, false)};  // never tried
+constexpr StateLayout kLayouts[] = {SCRIPTPROF_LAYOUT(State543, CallInfo54, "none", 0, true, 0, false)};  // never tried
+constexpr bool kHasMirror = false;
 #endif
-constexpr bool kHasMirror = LUA_VERSION_NUM == 504;
 #undef SCRIPTPROF_LAYOUT
 
-static_assert(sizeof(void*) == 8 && sizeof(Slot) == 16 && sizeof(CallInfoMirror) == 64,
+static_assert(sizeof(void*) == 8 && sizeof(Slot) == 16 && sizeof(CallInfo54) == 64 && sizeof(CallInfo53) == 72 &&
+                  sizeof(CallInfo52) == 80,
               "the mirror is of the 64-bit layout");
-static_assert(offsetof(State543, l_G) == offsetof(StateStackPrefix, l_G) &&
-                  offsetof(State543, allowhook) == offsetof(StateStackPrefix, allowhook) &&
-                  offsetof(State543, ci) == offsetof(StateStackPrefix, ci),
-              "the header's prefix is every release's");
+template <typename T>
+constexpr bool same_head() {
+  return offsetof(T, top) == offsetof(StateStackPrefix, top) && offsetof(T, l_G) == offsetof(StateStackPrefix, l_G) &&
+         offsetof(T, ci) == offsetof(StateStackPrefix, ci);
+}
+static_assert(same_head<State543>() && same_head<State540>() && same_head<State53>() && same_head<State52>(),
+              "top, l_G and ci are where the header's prefix has them in every release");
 
-constexpr unsigned short kCistC = 1 << 1;    // CIST_C
-constexpr unsigned char kLightCFunction = 0x16;  // LUA_VLCF
-constexpr unsigned char kCClosure = 0x26;        // LUA_VCCL (without the collectable bit)
+constexpr unsigned char kLightCFunction = 0x16;  // LUA_VLCF (5.4), LUA_TLCF (5.2, 5.3)
+constexpr unsigned char kCClosure = 0x26;        // LUA_VCCL, LUA_TCCL (without the collectable bit)
 constexpr unsigned char kTagBits = 0x3f;
 
 std::mutex g_verify_mutex;  // states on several threads may start at once
@@ -130,40 +204,53 @@ const StateLayout* g_layout = &kLayouts[0];  // the one verified (set before the
 
 bool verified() { return g_state_layout_verified.load(std::memory_order_relaxed); }
 
-// L's fields through the chosen layout: the common head as a struct, the rest by offset.
-const StateMirrorHead* head(lua_State* L) { return reinterpret_cast<const StateMirrorHead*>(L); }
+// L's fields through the chosen layout: top and ci at the offsets every release shares, the rest
+// by the layout's offsets.
 template <typename T>
 T& field(lua_State* L, std::size_t offset) {
   return *reinterpret_cast<T*>(reinterpret_cast<char*>(L) + offset);
 }
+Slot* state_top(lua_State* L) { return field<Slot*>(L, offsetof(StateStackPrefix, top)); }
+const CallInfoMirror* running_ci(lua_State* L) { return field<const CallInfoMirror*>(L, offsetof(StateStackPrefix, ci)); }
+unsigned char allowhook(lua_State* L) { return field<unsigned char>(L, g_layout->allowhook); }
+int hookmask(lua_State* L) {
+  return g_layout->hookmask_bytes == 1 ? field<unsigned char>(L, g_layout->hookmask) : field<int>(L, g_layout->hookmask);
+}
 Slot* stack_last(lua_State* L) { return field<Slot*>(L, g_layout->stack_last); }
 Slot* stack_base(lua_State* L) { return field<Slot*>(L, g_layout->stack); }
 const CallInfoMirror* base_ci(lua_State* L) { return &field<CallInfoMirror>(L, g_layout->base_ci); }
+// Whether ci runs a C function, from its call status.
+bool is_c(const CallInfoMirror* ci) {
+  const char* status = reinterpret_cast<const char*>(ci) + g_layout->callstatus;
+  const unsigned bits = g_layout->callstatus_bytes == 1 ? *reinterpret_cast<const unsigned char*>(status)
+                                                        : *reinterpret_cast<const unsigned short*>(status);
+  return ((bits & g_layout->c_bit) != 0) == g_layout->c_bit_means_c;
+}
 
 // ---- Verification ------------------------------------------------------------------------------
 
 void probe_hook(lua_State*, lua_Debug*) {}
 int g_allowhook_inside = -1;  // the byte as seen from inside a hook (under g_verify_mutex)
-void reading_hook(lua_State* L, lua_Debug*) { g_allowhook_inside = head(L)->allowhook; }
+void reading_hook(lua_State* L, lua_Debug*) { g_allowhook_inside = allowhook(L); }
 int nothing(lua_State*) { return 0; }
 
 bool g_probe_ok = false;  // under g_verify_mutex
 int probe(lua_State* L) {
-  const StateMirrorHead* s = head(L);
+  const CallInfoMirror* here = running_ci(L);
   lua_Debug ar;
-  bool ok = lua_getstack(L, 0, &ar) && static_cast<const void*>(s->ci) == ar.i_ci &&
-            (s->ci->callstatus & kCistC) && s->ci->func->tt == kLightCFunction &&
-            s->ci->func->value == reinterpret_cast<const void*>(&probe);
-  // The caller is Lua or the base CallInfo; walking down ends at base_ci, whose slot is the base.
-  const CallInfoMirror* ci = s->ci;
-  while (ok && ci->previous) ci = ci->previous;
-  ok = ok && ci == base_ci(L) && ci->func == stack_base(L);
+  bool ok = lua_getstack(L, 0, &ar) && static_cast<const void*>(here) == ar.i_ci && is_c(here) &&
+            here->func->tt == kLightCFunction && here->func->value == reinterpret_cast<const void*>(&probe);
+  // The caller is the Lua chunk layout_agrees calls it from (its status says Lua), then the base
+  // CallInfo, whose slot is the stack's base.
+  const CallInfoMirror* caller = ok ? here->previous : nullptr;
+  ok = caller && !is_c(caller) && caller->previous == base_ci(L) && !caller->previous->previous &&
+       caller->previous->func == stack_base(L);
   // top against lua_gettop, before and after pushes; the end of the stack after a check.
-  ok = ok && s->top - (s->ci->func + 1) == lua_gettop(L);
+  ok = ok && state_top(L) - (here->func + 1) == lua_gettop(L);
   if (ok && lua_checkstack(L, 1000)) {
     lua_pushnil(L);
     lua_pushnil(L);
-    ok = s->top - (s->ci->func + 1) == lua_gettop(L) && stack_last(L) - s->top >= 998 &&
+    ok = state_top(L) - (here->func + 1) == lua_gettop(L) && stack_last(L) - state_top(L) >= 998 &&
          stack_last(L) - stack_base(L) <= LUAI_MAXSTACK;
     lua_pop(L, 2);
   }
@@ -171,8 +258,8 @@ int probe(lua_State* L) {
   lua_pushcclosure(L, nothing, 0);  // light
   lua_pushinteger(L, 1);
   lua_pushcclosure(L, nothing, 1);
-  ok = ok && (s->top - 1)->tt == (kCClosure | 0x40) && (s->top - 2)->tt == kLightCFunction &&
-       (s->top - 2)->value == reinterpret_cast<const void*>(&nothing);
+  ok = ok && (state_top(L) - 1)->tt == (kCClosure | 0x40) && (state_top(L) - 2)->tt == kLightCFunction &&
+       (state_top(L) - 2)->value == reinterpret_cast<const void*>(&nothing);
   lua_pop(L, 2);
   g_probe_ok = ok;
   return 0;
@@ -186,22 +273,23 @@ bool layout_agrees(lua_State* L) {
   for (int n : {12345, 54321}) {
     lua_sethook(L, probe_hook, LUA_MASKCOUNT, n);
     ok = ok && field<lua_Hook>(L, g_layout->hook) == probe_hook && field<int>(L, g_layout->basehookcount) == n &&
-         field<int>(L, g_layout->hookcount) == n && field<int>(L, g_layout->hookmask) == LUA_MASKCOUNT;
+         field<int>(L, g_layout->hookcount) == n && hookmask(L) == LUA_MASKCOUNT;
   }
   lua_sethook(L, nullptr, 0, 0);
   if (!ok) return false;
   // allowhook: 1 here, 0 inside a hook. Read inside a C function called under a call hook.
-  if (head(L)->allowhook != 1 || !lua_checkstack(L, 2)) return false;
+  if (allowhook(L) != 1 || !lua_checkstack(L, 2)) return false;
   g_allowhook_inside = -1;
   lua_sethook(L, reading_hook, LUA_MASKCALL, 0);
   lua_pushcfunction(L, nothing);
   lua_call(L, 0, 0);
   lua_sethook(L, nullptr, 0, 0);
   if (g_allowhook_inside != 0) return false;
-  // The call information, inside a C function.
+  // The call information, inside a C function called from a Lua one.
   g_probe_ok = false;
+  if (luaL_loadstring(L, "(...)()") != LUA_OK) return false;
   lua_pushcfunction(L, probe);
-  lua_call(L, 0, 0);
+  lua_call(L, 1, 0);
   return g_probe_ok;
 }
 
@@ -236,35 +324,33 @@ int* hook_countdown(lua_State* L) {
   return &field<int>(L, g_layout->hookcount);
 }
 
-bool hook_running(lua_State* L) { return verified() && head(L)->allowhook == 0; }
+bool hook_running(lua_State* L) { return verified() && allowhook(L) == 0; }
 
 RunningFrame running_frame(lua_State* L) {
   RunningFrame f;
   if (!verified()) return f;
-  const StateMirrorHead* s = head(L);
-  const CallInfoMirror* ci = s->ci;
+  const CallInfoMirror* ci = running_ci(L);
   if (ci == nullptr) return f;
   f.known = true;
   f.ci = ci;
-  f.c_function = (ci->callstatus & kCistC) != 0;
+  f.c_function = is_c(ci);
   // The slot is read, never followed: while a C function returns, Lua moves its results over
   // its slot before leaving its CallInfo, so value and tag may belong to different values
   // (a C closure's tag with a number's bits). Only a light C function's value is the function
   // itself; the sampler accepts it only if it is a C function it knows.
   const Slot* slot = ci->func;
-  if (f.c_function && slot >= stack_base(L) && slot < s->top && (slot->tt & kTagBits) == kLightCFunction)
+  if (f.c_function && slot >= stack_base(L) && slot < state_top(L) && (slot->tt & kTagBits) == kLightCFunction)
     f.c_fn = slot->value;
   return f;
 }
 
 bool hook_has_room(lua_State* L) {
   if (!verified()) return true;
-  const StateMirrorHead* s = head(L);
   if (verified_stack_far_below_limit(L)) return true;
-  const CallInfoMirror* ci = s->ci;
+  const CallInfoMirror* ci = running_ci(L);
   if (ci == nullptr) return false;
   std::ptrdiff_t high;
-  if (ci->callstatus & kCistC) {
+  if (is_c(ci)) {
     // A C function may fill the whole stack it has before the next safe point; growing it past
     // that goes through the allocator, which disarms (stack_block_near_limit).
     high = stack_last(L) - stack_base(L);
@@ -272,7 +358,7 @@ bool hook_has_room(lua_State* L) {
     // The next safe point is in this frame or in a frame it calls, whose slots begin at most at
     // the highest top seen here (ci->top may be stale while a call is being set up; its caller's
     // is not).
-    const Slot* top = s->top;
+    const Slot* top = state_top(L);
     if (ci->top > top) top = ci->top;
     if (ci->previous && ci->previous->top > top) top = ci->previous->top;
     high = top - stack_base(L);
@@ -282,16 +368,23 @@ bool hook_has_room(lua_State* L) {
 
 bool set_return_hook_from_outside(lua_State* L, lua_Hook hook) {
   lua_Hook* hook_field = &field<lua_Hook>(L, g_layout->hook);
-  int* mask_field = &field<int>(L, g_layout->hookmask);
+  // The mask is an int, or a byte (5.2): compare-and-swap of its own width either way.
+  auto swap_mask = [L](int expected, int desired) {
+    if (g_layout->hookmask_bytes == 1) {
+      auto want = static_cast<unsigned char>(expected);
+      return __atomic_compare_exchange_n(&field<unsigned char>(L, g_layout->hookmask), &want,
+                                         static_cast<unsigned char>(desired), false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    }
+    return __atomic_compare_exchange_n(&field<int>(L, g_layout->hookmask), &expected, desired, false, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+  };
   lua_Hook none = nullptr;
   if (!__atomic_compare_exchange_n(hook_field, &none, hook, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return false;
-  int no_events = 0;
-  if (__atomic_compare_exchange_n(mask_field, &no_events, LUA_MASKRET, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+  if (swap_mask(0, LUA_MASKRET)) {
     if (__atomic_load_n(hook_field, __ATOMIC_ACQUIRE) == hook) return true;
     // The program's hook came between the two (a null one, clearing): its mask follows, or
     // came already; our events must not stay without a hook.
-    int ours = LUA_MASKRET;
-    __atomic_compare_exchange_n(mask_field, &ours, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    swap_mask(LUA_MASKRET, 0);
     return false;
   }
   // A mask of the program's came first. lua_sethook writes the hook before the mask, so its

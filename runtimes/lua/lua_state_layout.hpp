@@ -1,4 +1,4 @@
-// The few fields of Lua 5.4's private structs (lstate.h) that the C API does not expose, read
+// The few fields of Lua's private structs (lstate.h, 5.2 to 5.4) that the C API does not expose, read
 // at fixed offsets that are verified against the public API once per process.
 //
 // Why the adapter needs them:
@@ -13,7 +13,7 @@
 // - A tick that lands in a C function should be charged to it even when it returns before the
 //   next safe point: the signal handler notes which C function runs (running_frame).
 //
-// The mirror has each 5.4 release's layout (64-bit), one per range where a field moved; the
+// The mirror has each release's layout (64-bit), one per range where a field moved; the
 // one the running Lua agrees with is chosen. If none does, every function here answers
 // "unknown" (nullptr, false, RunningFrame::known false), the sampler keeps to what the public
 // API allows (counts may drift, C functions are charged to their callers) and says so.
@@ -63,9 +63,9 @@ bool hook_has_room(lua_State* L);
 constexpr std::ptrdiff_t kExtraStack = 5;  // EXTRA_STACK: slots past stack_last in use at times
 constexpr std::ptrdiff_t kHookReach = 1 + 255 + LUA_MINSTACK + kExtraStack + 19;
 
-// lua_State's leading fields, the same in every 5.4 release (the mirror in the .cpp checks
-// they agree), and where the chosen release keeps its stack's bounds: all the counting hook's
-// per-call room check reads.
+// lua_State's leading fields as 5.4 has them (top, l_G and ci are there in 5.2 and 5.3 too: the
+// mirror in the .cpp checks), and where the chosen release keeps its stack's bounds: all the
+// counting hook's per-call room check reads.
 struct StateStackPrefix {
   void* next;
   unsigned char tt, marked, status, allowhook;
@@ -110,8 +110,8 @@ inline bool verified_stack_far_below_limit(lua_State* L) {
 // is left). Only once g_state_layout_verified (acquire).
 bool set_return_hook_from_outside(lua_State* L, lua_Hook hook);
 
-// lua_sethook, leaving what the program's line hook sees as it was: Lua 5.4.0's lua_sethook
-// also sets the "last traced instruction" that decides the next line event. Signal-safe (as
+// lua_sethook, leaving what the program's line hook sees as it was: lua_sethook (5.2, 5.3 and
+// 5.4.0) also sets the "last traced instruction" that decides the next line event. Signal-safe (as
 // lua_sethook is, and field writes on L's own thread). For every hook the sampler sets itself;
 // a program's own debug.sethook goes through lua_sethook, as unprofiled.
 void set_hook(lua_State* L, lua_Hook hook, int mask, int count);
@@ -120,7 +120,7 @@ void set_hook(lua_State* L, lua_Hook hook, int mask, int count);
 void set_hook_keeping_countdown(lua_State* L, lua_Hook hook, int mask, int count);
 
 // Whether the running release grows a stack by realloc and corrects the pointers into it
-// afterwards (5.4.0-5.4.2), leaving them pointing into the freed block in between.
+// afterwards (5.2-5.4.2), leaving them pointing into the freed block in between.
 bool stack_moves_in_place();
 
 // L's stack block (its base), or nullptr when the layout is not verified. Signal-safe.
