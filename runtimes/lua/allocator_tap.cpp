@@ -7,6 +7,7 @@
 #include <lauxlib.h>
 
 #include "lua_sampler.hpp"
+#include "lua_state_layout.hpp"
 
 namespace scriptprof::lua {
 
@@ -61,8 +62,14 @@ AllocatorTap* AllocatorTap::attach(lua_State* main, LuaSampler* sampler) {
       !static_cast<AllocatorTap*>(ud)->sampler_) {
     tap = static_cast<AllocatorTap*>(ud);  // a former sampler's: its arena may hold blocks still
   } else {
-    // Lua 5.4's main thread sits LUA_EXTRASPACE bytes into the block lua_newstate allocated.
-    tap = new AllocatorTap(head, ud, reinterpret_cast<const char*>(main) - LUA_EXTRASPACE);
+    // The block lua_newstate allocated: up to 5.4 the main thread sits LUA_EXTRASPACE bytes
+    // into it; 5.5 allocates the global state, which holds the main thread.
+#if LUA_VERSION_NUM >= 505
+    const void* first_block = global_state_of(main);
+#else
+    const void* first_block = reinterpret_cast<const char*>(main) - LUA_EXTRASPACE;
+#endif
+    tap = new AllocatorTap(head, ud, first_block);
     lua_setallocf(main, head == standard_allocator() ? &allocate<StandardAllocator> : &allocate<HostAllocator>, tap);
   }
   tap->sampler_ = sampler;

@@ -8,7 +8,7 @@
 namespace scriptprof::lua {
 namespace {
 
-// ---- The mirror (lstate.h, lobject.h of Lua 5.2.4, 5.3.x and 5.4.0-5.4.8) --------------------
+// ---- The mirror (lstate.h, lobject.h of Lua 5.2.4, 5.3.x, 5.4.0-5.4.8 and 5.5.0) ------------
 
 struct Slot {                // StackValue (5.4) or TValue: the value, then its type tag; 16 bytes
   const void* value;         // GC object, or the lua_CFunction of a light C function
@@ -31,6 +31,12 @@ struct CallInfo54 {  // 5.4.0-5.4.8 (lstate.h)
   int u2;
   short nresults;
   unsigned short callstatus;  // CIST_C (1 << 1) marks a C function
+};
+struct CallInfo55 {  // 5.5.0 (lstate.h)
+  CallInfoMirror head;
+  void* u[3];  // savedpc/trap/nextraargs (Lua) or k/old_errfunc/ctx (C)
+  int u2;
+  std::uint32_t callstatus;  // CIST_C (1 << 15) marks a C function
 };
 struct CallInfo53 {  // 5.3.0-5.3.6
   CallInfoMirror head;
@@ -99,6 +105,22 @@ struct State543 {  // 5.4.3-5.4.8: tbclist after openupval
 };
 #undef SCRIPTPROF_STATE_CALLS_54
 #undef SCRIPTPROF_STATE_HEAD_54
+struct State55 {  // 5.5.0: allowhook before status; nci an int after oldpc
+  void* next;
+  unsigned char tt, marked, allowhook, status;
+  Slot* top;
+  void* l_G;
+  CallInfo55* ci;
+  Slot *stack_last, *stack;
+  void* openupval;
+  Slot* tbclist;
+  void *gclist, *twups, *errorJmp;
+  CallInfo55 base_ci;
+  lua_Hook hook;
+  std::ptrdiff_t errfunc;
+  std::uint32_t nCcalls;
+  int oldpc, nci, basehookcount, hookcount, hookmask;
+};
 struct State53 {  // 5.3.0-5.3.6: allowhook last; lua_sethook moves oldpc
   void* next;
   unsigned char tt, marked;
@@ -138,7 +160,7 @@ struct State52 {  // 5.2.0-5.2.4: a byte for the mask; base_ci last; lua_sethook
 };
 
 // Where the fields are, per release range: the one the running Lua matches is chosen at
-// verification (every 5.4 reports lua_version 504, and a build serves one of 5.2, 5.3, 5.4).
+// verification (every 5.4 reports lua_version 504, and a build serves one of 5.2 to 5.5).
 struct StateLayout {
   const char* releases;
   std::size_t stack_last, stack, base_ci, hook, basehookcount, hookcount, hookmask, allowhook;
@@ -158,7 +180,7 @@ struct StateLayout {
         c_bit, means_c, oldpc_pointer, in_place                                                       \
   }
 // Newest first: the likeliest. A build tries its own release's layouts (every 5.4 release shares
-// one ABI, and so on); a build for a release without a mirror (5.5) keeps to the public API.
+// one ABI, and so on); a build for a release without a mirror keeps to the public API.
 #if LUA_VERSION_NUM == 504
 constexpr StateLayout kLayouts[] = {
     SCRIPTPROF_LAYOUT(State543, CallInfo54, "5.4.3-5.4.8", 1u << 1, true, 0, false),
@@ -177,21 +199,27 @@ constexpr StateLayout kLayouts[] = {
     SCRIPTPROF_LAYOUT(State52, CallInfo52, "5.2", 1u << 0, false, offsetof(State52, oldpc), true),
 };
 constexpr bool kHasMirror = true;
+#elif LUA_VERSION_NUM == 505
+constexpr StateLayout kLayouts[] = {
+    SCRIPTPROF_LAYOUT(State55, CallInfo55, "5.5.0", 1u << 15, true, 0, false),
+};
+constexpr bool kHasMirror = true;
 #else
 constexpr StateLayout kLayouts[] = {SCRIPTPROF_LAYOUT(State543, CallInfo54, "none", 0, true, 0, false)};  // never tried
 constexpr bool kHasMirror = false;
 #endif
 #undef SCRIPTPROF_LAYOUT
 
-static_assert(sizeof(void*) == 8 && sizeof(Slot) == 16 && sizeof(CallInfo54) == 64 && sizeof(CallInfo53) == 72 &&
-                  sizeof(CallInfo52) == 80,
+static_assert(sizeof(void*) == 8 && sizeof(Slot) == 16 && sizeof(CallInfo55) == 64 && sizeof(CallInfo54) == 64 &&
+                  sizeof(CallInfo53) == 72 && sizeof(CallInfo52) == 80,
               "the mirror is of the 64-bit layout");
 template <typename T>
 constexpr bool same_head() {
   return offsetof(T, top) == offsetof(StateStackPrefix, top) && offsetof(T, l_G) == offsetof(StateStackPrefix, l_G) &&
          offsetof(T, ci) == offsetof(StateStackPrefix, ci);
 }
-static_assert(same_head<State543>() && same_head<State540>() && same_head<State53>() && same_head<State52>(),
+static_assert(same_head<State543>() && same_head<State540>() && same_head<State55>() && same_head<State53>() &&
+                  same_head<State52>(),
               "top, l_G and ci are where the header's prefix has them in every release");
 
 constexpr unsigned char kLightCFunction = 0x16;  // LUA_VLCF (5.4), LUA_TLCF (5.2, 5.3)
@@ -222,8 +250,9 @@ const CallInfoMirror* base_ci(lua_State* L) { return &field<CallInfoMirror>(L, g
 // Whether ci runs a C function, from its call status.
 bool is_c(const CallInfoMirror* ci) {
   const char* status = reinterpret_cast<const char*>(ci) + g_layout->callstatus;
-  const unsigned bits = g_layout->callstatus_bytes == 1 ? *reinterpret_cast<const unsigned char*>(status)
-                                                        : *reinterpret_cast<const unsigned short*>(status);
+  const std::uint32_t bits = g_layout->callstatus_bytes == 1   ? *reinterpret_cast<const std::uint8_t*>(status)
+                             : g_layout->callstatus_bytes == 2 ? *reinterpret_cast<const std::uint16_t*>(status)
+                                                               : *reinterpret_cast<const std::uint32_t*>(status);
   return ((bits & g_layout->c_bit) != 0) == g_layout->c_bit_means_c;
 }
 
