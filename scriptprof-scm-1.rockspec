@@ -1,5 +1,6 @@
--- LuaRocks: `luarocks make` in the repository builds and installs the `profiler` module and the
--- luaprof and profconv tools for Lua 5.4 (CMake, the project's own build).
+-- LuaRocks: `luarocks make` in the repository builds and installs the `profiler` module for the
+-- Lua luarocks targets (5.2, 5.3 or 5.4: `luarocks --lua-version 5.X make`) and the luaprof and
+-- profconv tools (luaprof runs Lua 5.4) with CMake, the project's own build.
 package = "scriptprof"
 version = "scm-1"
 source = { url = "git+file:///scriptprof" }  -- `luarocks make` builds the checkout it runs in
@@ -11,7 +12,7 @@ description = {
     speedscope, pprof, folded stacks and Chrome trace files.
   ]],
 }
-dependencies = { "lua >= 5.4, < 5.5" }
+dependencies = { "lua >= 5.2, < 5.5" }
 build = {
   type = "cmake",
   variables = {
@@ -19,8 +20,9 @@ build = {
     SCRIPTPROF_TESTS = "OFF",
     SCRIPTPROF_SAMPLES = "OFF",
     SCRIPTPROF_INSTALL_DEV = "OFF",
-    SCRIPTPROF_LUAJIT = "OFF",  -- this rock is for Lua 5.4
+    SCRIPTPROF_LUAJIT = "OFF",  -- this rock is for PUC Lua
     SCRIPTPROF_LUA_MODULE_DIR = "$(LIBDIR)",
+    SCRIPTPROF_ROCK_LUA_INCDIR = "$(LUA_INCDIR)",
     CMAKE_INSTALL_BINDIR = "$(BINDIR)",
   },
 }

@@ -1,14 +1,14 @@
-# scriptprof_lua_from_prefix(PREFIX): the Lua installed under PREFIX (include/lua.h,
-# lib/liblua.a, as ../shared/lua/build.sh lays it out) as the build's Lua: PkgConfig::LUA (its
-# headers and static library, for the runners and test hosts; the module links no Lua),
-# LUA_INCLUDE_DIRS and LUA_VERSION ("5.5"), as pkg-config gives them for Debian's.
-function(scriptprof_lua_from_prefix prefix)
-  get_filename_component(prefix ${prefix} ABSOLUTE)
-  if(NOT EXISTS ${prefix}/include/lua.h OR NOT EXISTS ${prefix}/lib/liblua.a)
-    message(FATAL_ERROR "SCRIPTPROF_LUA_PREFIX=${prefix}: no include/lua.h and lib/liblua.a there")
+# Where the build's Lua comes from when it is not Debian's lua5.4.
+
+# scriptprof_lua_header_version(INCLUDE_DIR OUT): the version ("5.3") of the Lua whose lua.h is
+# in INCLUDE_DIR, or "" when it cannot be read.
+function(scriptprof_lua_header_version include_dir out)
+  set(${out} "" PARENT_SCOPE)
+  if(NOT EXISTS ${include_dir}/lua.h)
+    return()
   endif()
   # 5.5 defines the numbers (LUA_VERSION_MINOR_N 5); earlier releases the strings ("4").
-  file(STRINGS ${prefix}/include/lua.h lines REGEX "^#define[ \t]+LUA_VERSION_(MAJOR|MINOR)(_N)?[ \t]")
+  file(STRINGS ${include_dir}/lua.h lines REGEX "^#define[ \t]+LUA_VERSION_(MAJOR|MINOR)(_N)?[ \t]")
   set(major "")
   set(minor "")
   foreach(line ${lines})
@@ -18,11 +18,26 @@ function(scriptprof_lua_from_prefix prefix)
       set(minor ${CMAKE_MATCH_2})
     endif()
   endforeach()
-  if(major STREQUAL "" OR minor STREQUAL "")
+  if(NOT major STREQUAL "" AND NOT minor STREQUAL "")
+    set(${out} ${major}.${minor} PARENT_SCOPE)
+  endif()
+endfunction()
+
+# scriptprof_lua_from_prefix(PREFIX): the Lua installed under PREFIX (include/lua.h,
+# lib/liblua.a, as ../shared/lua/build.sh lays it out) as the build's Lua: PkgConfig::LUA (its
+# headers and static library, for the runners and test hosts; the module links no Lua),
+# LUA_INCLUDE_DIRS and LUA_VERSION ("5.5"), as pkg-config gives them for Debian's.
+function(scriptprof_lua_from_prefix prefix)
+  get_filename_component(prefix ${prefix} ABSOLUTE)
+  if(NOT EXISTS ${prefix}/include/lua.h OR NOT EXISTS ${prefix}/lib/liblua.a)
+    message(FATAL_ERROR "SCRIPTPROF_LUA_PREFIX=${prefix}: no include/lua.h and lib/liblua.a there")
+  endif()
+  scriptprof_lua_header_version(${prefix}/include version)
+  if(version STREQUAL "")
     message(FATAL_ERROR "SCRIPTPROF_LUA_PREFIX=${prefix}: cannot read the version from include/lua.h")
   endif()
-  if(NOT "${major}.${minor}" MATCHES "^5\\.[2-5]$")
-    message(FATAL_ERROR "SCRIPTPROF_LUA_PREFIX=${prefix}: Lua ${major}.${minor}; the Lua adapter serves 5.2 to 5.5")
+  if(NOT version MATCHES "^5\\.[2-5]$")
+    message(FATAL_ERROR "SCRIPTPROF_LUA_PREFIX=${prefix}: Lua ${version}; the Lua adapter serves 5.2 to 5.5")
   endif()
   add_library(PkgConfig::LUA INTERFACE IMPORTED GLOBAL)
   set_target_properties(PkgConfig::LUA PROPERTIES
@@ -31,6 +46,6 @@ function(scriptprof_lua_from_prefix prefix)
   # A host linked with a static Lua exports its symbols, so the modules it loads find them.
   set_property(TARGET PkgConfig::LUA APPEND PROPERTY INTERFACE_LINK_OPTIONS "-Wl,-E")
   set(LUA_INCLUDE_DIRS ${prefix}/include PARENT_SCOPE)
-  set(LUA_VERSION ${major}.${minor} PARENT_SCOPE)
-  message(STATUS "scriptprof: Lua ${major}.${minor} from ${prefix}")
+  set(LUA_VERSION ${version} PARENT_SCOPE)
+  message(STATUS "scriptprof: Lua ${version} from ${prefix}")
 endfunction()
