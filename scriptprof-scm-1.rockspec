@@ -1,5 +1,5 @@
 -- LuaRocks: `luarocks make` in the repository builds and installs the `profiler` module for the
--- Lua luarocks targets (5.2, 5.3 or 5.4: `luarocks --lua-version 5.X make`) and the luaprof and
+-- Lua luarocks targets (5.1 to 5.4: `luarocks --lua-version 5.X make`) and the luaprof and
 -- profconv tools (luaprof runs Lua 5.4) with CMake, the project's own build.
 package = "scriptprof"
 version = "scm-1"
@@ -12,7 +12,7 @@ description = {
     speedscope, pprof, folded stacks and Chrome trace files.
   ]],
 }
-dependencies = { "lua >= 5.2, < 5.5" }
+dependencies = { "lua >= 5.1, < 5.5" }
 build = {
   type = "cmake",
   variables = {

@@ -8,7 +8,7 @@ extern "C" {
 
 #include "lua_api_compat.hpp"
 
-#if LUA_VERSION_NUM == 501
+#ifdef SCRIPTPROF_LUAJIT
 #include "luajit_attach.hpp"
 namespace scriptprof::lua {
 using ModuleSampler = luajit::LuaJitSampler;

@@ -18,7 +18,7 @@ extern "C" {
 #include "module_internal.hpp"
 #include "profile_object.hpp"
 #include "run_guard.hpp"
-#if LUA_VERSION_NUM >= 502
+#ifndef SCRIPTPROF_LUAJIT
 #include "lua_release.hpp"
 #endif
 
@@ -94,7 +94,7 @@ const luaL_Reg kFunctions[] = {
 }  // namespace scriptprof::lua
 
 extern "C" int luaopen_profiler(lua_State* L) {
-#if LUA_VERSION_NUM >= 502
+#ifndef SCRIPTPROF_LUAJIT
   // Another Lua gets this far (the module's references to Lua are weak) and is told which
   // module it needs, rather than "undefined symbol" or a crash.
   if (std::string mismatch = scriptprof::lua::release_mismatch(L); !mismatch.empty()) {

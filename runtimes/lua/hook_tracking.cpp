@@ -19,19 +19,30 @@ enum Upvalue { kSetHook = 1, kGetHook };
 
 lua_State* thread_argument(lua_State* L) { return lua_isthread(L, 1) ? lua_tothread(L, 1) : L; }
 
+// Pushes the key ldblib's hook table has for thread L1: the thread (5.2 on), or its address
+// as a light userdata (5.1). False (nothing pushed) when L1 cannot be pushed.
+bool push_hook_key(lua_State* L, lua_State* L1) {
+#if LUA_VERSION_NUM < 502
+  lua_pushlightuserdata(L, L1);
+  return true;
+#else
+  return push_thread(L, L1);
+#endif
+}
+
 // Pushes ldblib's table of the function each thread's hook calls (nil if there is none yet).
-// 5.4 keeps it at "_HOOKKEY" in the registry and 5.2 at "_HKEY"; 5.3 under the address of a
-// static of its own, which find_hook_table learns once.
+// 5.4 keeps it at "_HOOKKEY" in the registry and 5.2 at "_HKEY"; 5.3 and 5.1 under the address
+// of a static of their own, which find_hook_table learns once.
 int push_hook_table(lua_State* L) {
-  if (lua_getfield(L, LUA_REGISTRYINDEX, LUA_VERSION_NUM == 502 ? "_HKEY" : "_HOOKKEY") == LUA_TTABLE ||
-      LUA_VERSION_NUM != 503)
+  constexpr bool kNamed = LUA_VERSION_NUM == 502 || LUA_VERSION_NUM >= 504;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LUA_VERSION_NUM == 502 ? "_HKEY" : "_HOOKKEY") == LUA_TTABLE || kNamed)
     return lua_type(L, -1);
   lua_pop(L, 1);
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kHookTableKey) == LUA_TNIL) return LUA_TNIL;
   return lua_rawget(L, LUA_REGISTRYINDEX);
 }
 
-#if LUA_VERSION_NUM == 503
+#if LUA_VERSION_NUM == 503 || LUA_VERSION_NUM == 501
 // After the release's sethook gave L1 the function at `fn`: the registry entry whose value is a
 // table mapping L1 to that function is ldblib's hook table; its key is kept (once per state).
 void find_hook_table(lua_State* L, lua_State* L1, int fn) {
@@ -43,7 +54,7 @@ void find_hook_table(lua_State* L, lua_State* L1, int fn) {
   lua_pushnil(L);
   while (lua_next(L, LUA_REGISTRYINDEX)) {  // key, value
     bool found = false;
-    if (lua_type(L, -2) == LUA_TLIGHTUSERDATA && lua_type(L, -1) == LUA_TTABLE && push_thread(L, L1)) {
+    if (lua_type(L, -2) == LUA_TLIGHTUSERDATA && lua_type(L, -1) == LUA_TTABLE && push_hook_key(L, L1)) {
       lua_rawget(L, -2);
       found = lua_rawequal(L, -1, fn);
       lua_pop(L, 1);
@@ -78,7 +89,7 @@ int db_sethook(lua_State* L) {
   // Read as the sampler sees it: a tick may have armed over the new hook already (saving it).
   HostHook set = sampler->program_visible_hook(L, L1);
   sampler->set_program_hook(L, L1, set.hook, set.mask, set.count);
-#if LUA_VERSION_NUM == 503
+#if LUA_VERSION_NUM == 503 || LUA_VERSION_NUM == 501
   const int fn = lua_isthread(L, 1) ? 2 : 1;
   if (lua_isfunction(L, fn)) {
     LuaSampler::OwnWork own(*sampler);
@@ -103,8 +114,8 @@ lua_State* stand_in(lua_State* L, lua_State* L1, const HostHook& program) {
   lua_sethook(S, program.hook, program.mask, program.count);
   // ldblib keeps each thread's hook function in a table of its own.
   if (push_hook_table(L) == LUA_TTABLE) {
-    lua_pushvalue(L, -2);  // S
-    if (push_thread(L, L1)) lua_rawget(L, -3);  // the function set for L1
+    push_hook_key(L, S);
+    if (push_hook_key(L, L1)) lua_rawget(L, -3);  // the function set for L1
     else lua_pushnil(L);
     lua_rawset(L, -3);
   }

@@ -9,6 +9,7 @@ extern "C" {
 }
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #if LUA_VERSION_NUM < 502
@@ -32,6 +33,31 @@ inline void lua_rawsetp(lua_State* L, int t, const void* p) {
   lua_insert(L, -2);
   lua_rawset(L, t);
 }
+#ifndef SCRIPTPROF_LUAJIT  // LuaJIT 2.1 has these three of 5.2's
+inline void* luaL_testudata(lua_State* L, int i, const char* name) {
+  void* p = lua_touserdata(L, i);
+  if (!p || !lua_getmetatable(L, i)) return nullptr;
+  luaL_getmetatable(L, name);
+  const bool same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same ? p : nullptr;
+}
+inline void luaL_setmetatable(lua_State* L, const char* name) {
+  luaL_getmetatable(L, name);
+  lua_setmetatable(L, -2);
+}
+inline void luaL_setfuncs(lua_State* L, const luaL_Reg* r, int nup) {
+  for (; r->name; ++r) {
+    for (int i = 0; i < nup; ++i) lua_pushvalue(L, -nup);
+    lua_pushcclosure(L, r->func, nup);
+    lua_setfield(L, -(nup + 2), r->name);
+  }
+  lua_pop(L, nup);
+}
+#endif
+#ifndef luaL_newlibtable
+#define luaL_newlibtable(L, l) lua_createtable(L, 0, sizeof(l) / sizeof((l)[0]) - 1)
+#endif
 inline int luaL_getsubtable(lua_State* L, int idx, const char* name) {
   idx = lua_absindex(L, idx);
   lua_getfield(L, idx, name);
@@ -80,6 +106,15 @@ inline int luaL_typeerror(lua_State* L, int arg, const char* tname) {
 #endif
 
 namespace scriptprof::lua {
+// The frame ar describes, as an identity: its CallInfo (5.2 on), or its index in 5.1's array.
+inline const void* frame_of(const lua_Debug& ar) {
+#if LUA_VERSION_NUM >= 502
+  return ar.i_ci;
+#else
+  return reinterpret_cast<const void*>(static_cast<std::intptr_t>(ar.i_ci) + 1);  // never null
+#endif
+}
+
 // The length of ar->source (5.4 on keep it, for sources with embedded zeros; before, the source
 // is a C string).
 inline std::size_t source_length(const lua_Debug* ar) {

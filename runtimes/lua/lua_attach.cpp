@@ -6,6 +6,8 @@ extern "C" {
 
 #include <new>
 
+#include "lua_api_compat.hpp"
+
 #include "coroutine_tracking.hpp"
 #include "hook_tracking.hpp"
 
@@ -25,9 +27,15 @@ int holder_gc(lua_State* L) {
 
 LuaSampler* attach_sampler(lua_State* L) {
   if (LuaSampler* existing = LuaSampler::of(L)) return existing;
+#if LUA_VERSION_NUM >= 502
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
   lua_State* main = lua_tothread(L, -1);
   lua_pop(L, 1);
+#else
+  // 5.1 keeps no reference to its main thread: the state attaching is taken for it (the module
+  // is required from the main thread, as a host's code runs there).
+  lua_State* main = L;
+#endif
   // Made first: its allocator tap takes what follows out of the host's heap.
   auto* sampler = new LuaSampler(main);
   LuaSampler::OwnWork own(*sampler);

@@ -11,22 +11,31 @@ enum class Mode { Unknown, Fast, Slow };
 // value is final once written, and any thread's check gives the same answer).
 std::atomic<Mode> g_mode{Mode::Unknown};  // decided once per process by frame_walk_verified
 
+#if LUA_VERSION_NUM >= 502
 CallInfoPrefix* ci_of(const lua_Debug* ar) { return reinterpret_cast<CallInfoPrefix*>(ar->i_ci); }
+#endif
 
 }  // namespace
 
 bool FrameWalk::next(lua_Debug* ar) {
   ++level_;
-  if (g_mode.load(std::memory_order_relaxed) != Mode::Fast) return lua_getstack(L_, level_, ar) != 0;
+  if (!kLinkedCallInfo || g_mode.load(std::memory_order_relaxed) != Mode::Fast) return lua_getstack(L_, level_, ar) != 0;
+#if LUA_VERSION_NUM >= 502
   CallInfoPrefix* caller = ci_of(ar)->previous;
   if (caller == nullptr || caller->previous == nullptr) return false;  // the base CallInfo
   ar->i_ci = reinterpret_cast<struct CallInfo*>(caller);
+#endif
   return true;
 }
 
 bool frame_walk_verified(lua_State* L) {
   Mode decided = g_mode.load(std::memory_order_relaxed);
   if (decided != Mode::Unknown) return decided == Mode::Fast;
+#if LUA_VERSION_NUM < 502
+  (void)L;
+  g_mode.store(Mode::Slow, std::memory_order_relaxed);
+  return false;
+#else
   lua_Debug a, b;
   bool agree = true;
   int level = 0;
@@ -42,9 +51,11 @@ bool frame_walk_verified(lua_State* L) {
   }
   g_mode.store(agree ? Mode::Fast : Mode::Slow, std::memory_order_relaxed);
   return agree;
+#endif
 }
 
 bool check_function_pointers(lua_State* L, const lua_Debug* frame) {
+  if (!kLinkedCallInfo) g_function_pointer_agreements.store(INT_MIN, std::memory_order_relaxed);
   if (g_function_pointer_agreements.load(std::memory_order_relaxed) < 0) return false;
   lua_Debug copy = *frame;  // the caller's lua_Debug may be the program's hook argument
   lua_Debug* ar = &copy;

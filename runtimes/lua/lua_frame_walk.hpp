@@ -12,7 +12,9 @@ extern "C" {
 #include <lua.h>
 }
 
-static_assert(LUA_VERSION_NUM >= 502, "the frame walk knows the CallInfo of Lua 5.2 on");
+// Lua 5.1's frames are an array its lua_Debug indexes: there the walk is lua_getstack's, and no
+// frame's function slot is read (frame_function_pointer answers nullptr, nothing is verified).
+constexpr bool kLinkedCallInfo = LUA_VERSION_NUM >= 502;
 
 namespace scriptprof::lua {
 
@@ -54,6 +56,11 @@ struct SlotPrefix {
 // the frame below instead. nullptr when there is no such function. Only valid once
 // function_pointer_verified said so; call counting runs on this, once per call (inline).
 inline const void* frame_function_pointer(const lua_Debug* ar, bool caller = false) {
+#if LUA_VERSION_NUM < 502
+  (void)ar;
+  (void)caller;
+  return nullptr;
+#else
   const CallInfoPrefix* ci = reinterpret_cast<const CallInfoPrefix*>(ar->i_ci);
   if (caller) {
     ci = ci->previous;
@@ -61,6 +68,7 @@ inline const void* frame_function_pointer(const lua_Debug* ar, bool caller = fal
   }
   const auto* slot = static_cast<const SlotPrefix*>(ci->func);
   return (slot->tt & 0x0f) == LUA_TFUNCTION ? slot->value : nullptr;
+#endif
 }
 
 // Agreements function_pointer_verified has seen, or negative once any check disagreed. From
@@ -72,6 +80,7 @@ constexpr int kFunctionPointerChecks = 64;
 // frame_function_pointer for a hook's call event, once function_pointer_verified has agreed:
 // a frame being called holds its function, and so does its caller's, so neither slot's type
 // is checked again. The caller is nullptr when it is the base CallInfo (called from C).
+#if LUA_VERSION_NUM >= 502
 inline const void* called_function_pointer(const lua_Debug* ar) {
   return static_cast<const SlotPrefix*>(reinterpret_cast<const CallInfoPrefix*>(ar->i_ci)->func)->value;
 }
@@ -79,6 +88,10 @@ inline const void* caller_function_pointer(const lua_Debug* ar) {
   const CallInfoPrefix* ci = reinterpret_cast<const CallInfoPrefix*>(ar->i_ci)->previous;
   return ci->previous ? static_cast<const SlotPrefix*>(ci->func)->value : nullptr;
 }
+#else
+inline const void* called_function_pointer(const lua_Debug*) { return nullptr; }  // never verified
+inline const void* caller_function_pointer(const lua_Debug*) { return nullptr; }
+#endif
 
 // Checks frame_function_pointer against lua_getinfo("f") + lua_topointer for the hook frame
 // `ar` of L. Counts agreements; any disagreement turns the fast path off for good.

@@ -11,10 +11,12 @@ std::string name_of(int number) { return "Lua " + std::to_string(number / 100) +
 
 // lua_version as 5.4 on declare it; 5.2 and 5.3 return a pointer to the number instead, so it
 // is called this way only once the other functions said 5.4 or later.
+#if LUA_VERSION_NUM >= 502
 int version_from_5_4(lua_State* L) {
   using Number = lua_Number (*)(lua_State*);
   return static_cast<int>(reinterpret_cast<Number>(reinterpret_cast<void (*)()>(&lua_version))(L));
 }
+#endif
 
 }  // namespace
 
@@ -24,7 +26,18 @@ std::string built_for_lua() { return name_of(LUA_VERSION_NUM); }
 // tells it from its neighbours.
 std::string loading_lua(lua_State* L) {
   if (dlsym(RTLD_DEFAULT, "luaJIT_setmode")) return "LuaJIT";
-#if LUA_VERSION_NUM == 502
+#if LUA_VERSION_NUM == 501
+  // 5.2 removed lua_objlen and lua_setfenv, 5.3 made lua_insert a macro, 5.4 lua_newuserdata;
+  // lua_version (5.4 on), which 5.1's headers do not declare, is looked up by name.
+  if (lua_objlen && lua_setfenv) return name_of(501);
+  if (lua_insert) return name_of(502);
+  if (lua_newuserdata) return name_of(503);
+  if (void* version = dlsym(RTLD_DEFAULT, "lua_version")) {
+    using Number = lua_Number (*)(lua_State*);
+    return name_of(static_cast<int>(reinterpret_cast<Number>(version)(L)));
+  }
+  return "Lua 5.4 or later";
+#elif LUA_VERSION_NUM == 502
   if (!lua_absindex) return name_of(501);
   if (lua_insert) return name_of(502);       // a macro from 5.3 on
   if (lua_newuserdata) return name_of(503);  // a macro from 5.4 on
@@ -37,7 +50,9 @@ std::string loading_lua(lua_State* L) {
   if (!lua_rotate) return name_of(502);
   if (!lua_newuserdatauv || !lua_version) return name_of(503);
 #endif
+#if LUA_VERSION_NUM >= 502
   return name_of(version_from_5_4(L));
+#endif
 }
 
 std::string release_mismatch(lua_State* L) {
@@ -46,7 +61,8 @@ std::string release_mismatch(lua_State* L) {
   std::string message = "profiler: this module is built for " + built + (LUA_VERSION_NUM == 504 ? " (5.4.0-5.4.8)" : "") +
                         ", and this is " + loaded + ": ";
   if (loaded == "LuaJIT") return message + "require it from build/lib/luajit (lib/lua/5.1 when installed)";
-  const std::string dir = loaded.substr(4);  // "5.3"
+  if (loaded.size() != 7) return message + "build scriptprof against this Lua's headers";  // "Lua 5.2 or later"
+  const std::string dir = loaded.substr(4, 3);  // "5.3"
   return message + "build scriptprof against this Lua's headers, or require the module built for it (build/lib/lua/" +
          dir + ", lib/lua/" + dir + " when installed)";
 }

@@ -22,6 +22,9 @@ int event_mask(int event) {
     case LUA_HOOKTAILCALL:
       return LUA_MASKCALL;
     case LUA_HOOKRET:
+#ifdef LUA_HOOKTAILRET
+    case LUA_HOOKTAILRET:  // 5.1
+#endif
       return LUA_MASKRET;
     case LUA_HOOKLINE:
       return LUA_MASKLINE;
@@ -104,7 +107,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   } else {
     engine_.profile().health.internals = "public API only";
     engine_.profile().runtime_note =
-        "This Lua's internals match no layout the profiler knows (Lua 5.4.0-5.4.8): sampled through "
+        "This Lua's internals match no layout the profiler knows (Lua 5.2, 5.3, 5.4.0-5.4.8, 5.5.0): sampled through "
         "the public API alone (a program's count hook may drift; ticks in C functions go to their "
         "Lua callers).";
   }

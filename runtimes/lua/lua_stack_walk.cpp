@@ -35,7 +35,7 @@ bool LuaSampler::walk(lua_State* L, int first_level) {
     FunctionId run_id = kNoFunction;
     bool checked = false, slot_ok = false;
     for (bool ok = frames.first(s, first_level, &ar); ok; ok = frames.next(&ar)) {
-      if (ar.i_ci == seek_ci_) seen_ci_ = true;
+      if (frame_of(ar) == seek_ci_) seen_ci_ = true;
       const void* fp = slot_ok ? frame_function_pointer(&ar) : nullptr;
       if (fp && fp == run_fp) {
         lua_getinfo(s, "l", &ar);

@@ -267,7 +267,7 @@ bool g_probe_ok = false;  // under g_verify_mutex
 int probe(lua_State* L) {
   const CallInfoMirror* here = running_ci(L);
   lua_Debug ar;
-  bool ok = lua_getstack(L, 0, &ar) && static_cast<const void*>(here) == ar.i_ci && is_c(here) &&
+  bool ok = lua_getstack(L, 0, &ar) && static_cast<const void*>(here) == frame_of(ar) && is_c(here) &&
             here->func->tt == kLightCFunction && here->func->value == reinterpret_cast<const void*>(&probe);
   // The caller is the Lua chunk layout_agrees calls it from (its status says Lua), then the base
   // CallInfo, whose slot is the stack's base.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `luarocks make` as a Lua user runs it in the checkout ($1), into a temporary tree: the module
-# loads in lua5.4 from the tree's cpath and profiles, and the tree's luaprof runs a script; the
-# same for Lua 5.3's module when luarocks can target 5.3.
+# loads in lua5.4 from the tree's cpath and profiles, and the tree's luaprof runs a script; then
+# as typed (Lua 5.1 on Debian) and for 5.3.
 set -euo pipefail
 src=$1
 tree=$(mktemp -d)
@@ -24,18 +24,29 @@ echo "luaprof from the rock tree: ok"
 luarocks --lua-version 5.4 --tree "$tree" remove scriptprof >/dev/null
 [ ! -e "$tree/lib/lua/5.4/profiler.so" ] && echo "luarocks remove: the module is gone"
 
-# For another Lua luarocks targets (5.3 when Debian's is installed): its module, built against
-# the headers luarocks names, is the one installed, and it profiles in that Lua.
-if command -v lua5.3 >/dev/null && [ -e /usr/include/lua5.3/lua.h ]; then
-  tree53=$(mktemp -d)
-  trap 'rm -rf "$tree" "$tree53"' EXIT
-  luarocks --lua-version 5.3 make --tree "$tree53" scriptprof-scm-1.rockspec >"$tree53.log" 2>&1 || { cat "$tree53.log"; exit 1; }
-  rm -f "$tree53.log"
-  eval "$(luarocks --lua-version 5.3 --tree "$tree53" path)"
-  lua5.3 -e '
-    local profiler = require "profiler"
+# `luarocks make` as typed (Debian's luarocks targets Lua 5.1 unless told), and for 5.3: the
+# module built against the headers luarocks names is the one installed, and it profiles in the
+# interpreter luarocks names, its layout recognised where the module has one.
+rock_for() {  # rock_for [--lua-version V] EXPECTED_INTERNALS
+  local internals=${@: -1} args=("${@:1:$#-1}")
+  local t
+  t=$(mktemp -d)
+  trees+=("$t")
+  luarocks "${args[@]}" make --tree "$t" scriptprof-scm-1.rockspec >"$t.log" 2>&1 || { cat "$t.log"; exit 1; }
+  rm -f "$t.log"
+  local lua
+  lua=$(luarocks "${args[@]}" config lua_interpreter)
+  eval "$(luarocks "${args[@]}" --tree "$t" path)"
+  "$lua" -e "
+    local profiler = require 'profiler'
     profiler.statprof(function() local x = 0 for i = 1, 3e6 do x = x + i % 7 end return x end, {hz = 1000, display = false})
     local internals = profiler.health().internals
-    assert(profiler.sample_count() > 0 and internals == "Lua 5.3", internals)
-    print("require \"profiler\" from the 5.3 rock tree: ok (" .. internals .. ")")'
+    assert(profiler.sample_count() > 0 and internals == '$internals', internals)
+    print('require \"profiler\" from the ' .. _VERSION .. ' rock tree ($lua): ok (' .. internals .. ')')"
+}
+trees=()
+trap 'rm -rf "$tree" "${trees[@]}"' EXIT
+rock_for "public API only"  # as typed: Lua 5.1
+if command -v lua5.3 >/dev/null && [ -e /usr/include/lua5.3/lua.h ]; then
+  rock_for --lua-version 5.3 "Lua 5.3"
 fi

@@ -68,7 +68,7 @@ end
 function H.read(path)
   local f = io.open(path)
   if not f then return nil end
-  local text = f:read("a")
+  local text = f:read("*a")  -- "*a": every Lua reads it
   f:close()
   return text
 end
@@ -76,7 +76,7 @@ end
 -- Output of a shell command, and its exit status.
 function H.run(cmd)
   local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
+  local out = p:read("*a")
   local _, _, status = p:close()
   return out, status
 end

@@ -70,7 +70,7 @@ if [[ ${3:-} == scripts ]]; then
   # 5.4.0 and 5.4.1 run Lua calls on the C stack: test_deep's 20,000 levels overflow it unprofiled.
   deep=deep
   [[ $version == 5.4.[01] ]] && deep=""
-  for name in api attribution calls controls coroutines $deep errors long_c program_hooks round_trips \
+  for name in api attribution calls controls coroutines $deep errors every_lua long_c program_hooks round_trips \
     signal_option space split units; do
     if ! LUA54=$lua "$lua" "test_$name.lua" >"$out/script" 2>&1; then
       failures=$((failures + 1))
