@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(g++ clang libclang-rt-14-dev cmake make pkg-config lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev lua5.2 liblua5.2-dev libboost-context-dev catch2 nlohmann-json3-dev rapidjson-dev zlib1g-dev libcli11-dev golang-go luajit libluajit-5.1-dev love xvfb xauth luarocks valgrind angelscript-dev chromium time)
+PACKAGES=(g++ clang libclang-rt-14-dev cmake make pkg-config lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev lua5.2 liblua5.2-dev lua5.1 liblua5.1-0-dev libboost-context-dev catch2 nlohmann-json3-dev rapidjson-dev zlib1g-dev libcli11-dev golang-go luajit libluajit-5.1-dev love xvfb xauth luarocks valgrind angelscript-dev chromium time)
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 install_missing() {
