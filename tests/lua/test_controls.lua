@@ -154,7 +154,8 @@ profiler.statprof(function() for _ = 1, 20 do coroutine.resume(co) end end, {hz 
 H.check(H.find(H.counts(profiler), "other"), "profiled again once the flag is set back")
 
 -- save_current_profile: two runs compared side by side.
-profiler.statprof(function() fib(24) end, {hz = 1000, display = false})
+-- fib(27): some 20 ms of work at 1 kHz, so that no phase of the ticks leaves it unsampled.
+profiler.statprof(function() fib(27) end, {hz = 1000, display = false})
 local first = profiler.save_current_profile()
 profiler.statprof(function() other(3e6) end, {hz = 1000, display = false})
 local second = profiler.save_current_profile()
