@@ -12,8 +12,9 @@ extern "C" {
 #include <lua.h>
 }
 
-// Lua 5.1's frames are an array its lua_Debug indexes: there the walk is lua_getstack's, and no
-// frame's function slot is read (frame_function_pointer answers nullptr, nothing is verified).
+// Lua 5.1's frames are an array its lua_Debug indexes, so its lua_getstack costs the same at any
+// depth: there the walk is lua_getstack's, and no frame's function slot is read
+// (frame_function_pointer answers nullptr, nothing is verified).
 constexpr bool kLinkedCallInfo = LUA_VERSION_NUM >= 502;
 
 namespace scriptprof::lua {
