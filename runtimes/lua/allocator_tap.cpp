@@ -66,8 +66,13 @@ AllocatorTap* AllocatorTap::attach(lua_State* main, LuaSampler* sampler) {
     // into it; 5.5 allocates the global state, which holds the main thread.
 #if LUA_VERSION_NUM >= 505
     const void* first_block = global_state_of(main);
-#else
+#elif LUA_VERSION_NUM >= 502
     const void* first_block = reinterpret_cast<const char*>(main) - LUA_EXTRASPACE;
+#else
+    // A 5.1 coroutine standing in for the main thread is not it: not known until it is seen.
+    const bool is_main = lua_pushthread(main) == 1;
+    lua_pop(main, 1);
+    const void* first_block = is_main ? static_cast<const void*>(main) : nullptr;
 #endif
     tap = new AllocatorTap(head, ud, first_block);
     lua_setallocf(main, head == standard_allocator() ? &allocate<StandardAllocator> : &allocate<HostAllocator>, tap);
@@ -76,6 +81,10 @@ AllocatorTap* AllocatorTap::attach(lua_State* main, LuaSampler* sampler) {
   tap->own_work_ = false;
   tap->mode_ = Mode::Idle;
   return tap;
+}
+
+void AllocatorTap::set_main_thread(lua_State* main) {
+  last_block_ = reinterpret_cast<const char*>(main) - LUA_EXTRASPACE;
 }
 
 void AllocatorTap::orphan() {

@@ -40,6 +40,9 @@ class AllocatorTap {
   // The sampler is going: the tap forwards (and routes the arena's blocks) until it is taken
   // back or the state ends.
   void orphan();
+  // The main thread of the state, once known (5.1 names none: see attach_sampler): its block's
+  // free ends the state.
+  void set_main_thread(lua_State* main);
   // Bytes of the state's blocks in the arena (the profiler's objects), as Lua counts them.
   std::size_t arena_bytes() const { return arena_.live_bytes(); }
 
@@ -72,7 +75,7 @@ class AllocatorTap {
   std::atomic<bool> own_work_{false};
   lua_Alloc host_;
   void* host_ud_;
-  const void* last_block_;  // the main state's block: its free ends the state
+  const void* last_block_;  // the main state's block: its free ends the state (null: not known)
   PrivateArena arena_;
 };
 

@@ -23,18 +23,38 @@ int holder_gc(lua_State* L) {
   return 0;
 }
 
+#if LUA_VERSION_NUM < 502
+const char kStandInMainKey = 0;  // registry: the coroutine standing in for 5.1's main thread
+
+bool is_main_thread(lua_State* L) {
+  const bool main = lua_pushthread(L) == 1;
+  lua_pop(L, 1);
+  return main;
+}
+#endif
+
 }  // namespace
 
 LuaSampler* attach_sampler(lua_State* L) {
-  if (LuaSampler* existing = LuaSampler::of(L)) return existing;
+  if (LuaSampler* existing = LuaSampler::of(L)) {
+#if LUA_VERSION_NUM < 502
+    if (existing->main_thread() != L && is_main_thread(L)) existing->set_main_thread(L);
+#endif
+    return existing;
+  }
 #if LUA_VERSION_NUM >= 502
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
   lua_State* main = lua_tothread(L, -1);
   lua_pop(L, 1);
 #else
-  // 5.1 keeps no reference to its main thread: the state attaching is taken for it (the module
-  // is required from the main thread, as a host's code runs there).
+  // 5.1 keeps no reference to its main thread: one that says it is (lua_pushthread) is taken
+  // for it whenever it enters the module. A coroutine attaching stands in until then, held in
+  // the registry: the sampler uses it to its end, so it must not be collected before.
   lua_State* main = L;
+  if (!is_main_thread(L)) {
+    lua_pushthread(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &kStandInMainKey);
+  }
 #endif
   // Made first: its allocator tap takes what follows out of the host's heap.
   auto* sampler = new LuaSampler(main);

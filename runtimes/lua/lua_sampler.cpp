@@ -93,6 +93,11 @@ Capabilities LuaSampler::capabilities() const {
   return c;
 }
 
+void LuaSampler::set_main_thread(lua_State* main) {
+  main_ = main;
+  tap_->set_main_thread(main);
+}
+
 bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::string* error) {
   OwnWork own(*this);
   const bool listed_only = !settings.count_calls && !count_list_.empty();

@@ -79,6 +79,9 @@ class LuaSampler final : private RuntimeAdapter {
   LuaSampler& operator=(const LuaSampler&) = delete;
   // The engine this sampler drives: tests hand it ticks as the timer does.
   SamplerEngine& engine() { return engine_; }
+  // Lua 5.1 names no main thread: the attach's state stands in until the main one is seen.
+  lua_State* main_thread() const { return main_; }
+  void set_main_thread(lua_State* main);
 
   // Brackets the profiler's own work on the state (attach, start, stop, a sample, its records):
   // the blocks Lua makes meanwhile come from the allocator tap's arena, not the host's heap,
