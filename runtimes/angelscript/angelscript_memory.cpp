@@ -21,9 +21,8 @@ struct AllocationHook {
     if (!s->engine_.on_alloc(bytes)) return;
     // A space sample is due: arm as a tick does, so the stack is walked at the next statement,
     // never inside the allocator. Inside the critical section: the timer's signal keeps off.
-    bool was = s->engine_.enter_critical();
+    SamplerEngine::ArmMove move(s->engine_);
     s->arm();
-    s->engine_.leave_critical(was);
   }
 };
 

@@ -46,7 +46,7 @@ void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
   chain_.enter(from, co);
   // Hooked from C, or before the run: counted from now on (Lua work, before the critical part).
   if (engine_.active() && counting_ && lua_gethook(co) != sampler_hook && !lifted(from, co)) take_over_hook(from, co);
-  bool was_critical = engine_.enter_critical();
+  SamplerEngine::ArmMove move(engine_);
   current_.store(co, std::memory_order_release);
   update_excluded();
   if (engine_.active()) {
@@ -55,19 +55,17 @@ void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
     // An excluded coroutine takes no sample: pending ticks wait for the resumer's next one.
     if (engine_.pending_ticks() > 0 && !engine_.current_excluded()) arm(co);
   }
-  engine_.leave_critical(was_critical);
 }
 
 void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
   chain_.leave(co, from);
-  bool was_critical = engine_.enter_critical();
+  SamplerEngine::ArmMove move(engine_);
   current_.store(from, std::memory_order_release);
   update_excluded();
   if (engine_.active() && armed_.load() == co) {
     disarm(false);
     if (engine_.pending_ticks() > 0) arm(from);
   }
-  engine_.leave_critical(was_critical);
 }
 
 // ---- Embedded in a native host -------------------------------------------------------------
@@ -76,9 +74,10 @@ void LuaSampler::sample_now() {
   if (!engine_.sampling() || in_profiler_ || engine_.pending_ticks() == 0) return;
   in_profiler_ = true;
   engine_.enter_sampling();
-  bool was_critical = engine_.enter_critical();
-  disarm(false);
-  engine_.leave_critical(was_critical);
+  {
+    SamplerEngine::ArmMove move(engine_);
+    disarm(false);
+  }
   std::uint64_t since = engine_.pending_since_ns();  // before the take: this batch's oldest tick
   std::uint64_t ticks = engine_.take_ticks();
   // Lua runs here if the running state is inside a call (the host called into Lua, and Lua
@@ -98,20 +97,20 @@ void LuaSampler::sample_now() {
 }
 
 void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {
-  bool was_critical = engine_.enter_critical();
-  disarm(false);
-  engine_.leave_critical(was_critical);
+  {
+    SamplerEngine::ArmMove move(engine_);
+    disarm(false);
+  }
   chain_.swap_out(&from->saved_chain);
   chain_.swap_in(to->saved_chain, to->script);
   // A fiber that runs no Lua of this universe: ticks wait for its zones (sample_now).
   lua_State* running = static_cast<lua_State*>(chain_.running());
   if (running && engine_.active() && counting_ && lua_gethook(running) != sampler_hook && !lifted(running, running))
     take_over_hook(running, running);
-  was_critical = engine_.enter_critical();
+  SamplerEngine::ArmMove move(engine_);
   current_.store(running, std::memory_order_release);
   update_excluded();
   if (running && engine_.sampling() && engine_.pending_ticks() > 0 && !engine_.current_excluded()) arm(running);
-  engine_.leave_critical(was_critical);
 }
 
 void LuaSampler::mark_frame() {

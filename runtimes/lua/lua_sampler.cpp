@@ -357,10 +357,9 @@ void LuaSampler::disarm(bool fired) {
 void LuaSampler::on_stack_block(const void* old_block) {
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (!engine_.sampling() || !armed || !may_be_stack_of(armed, old_block)) return;
-  bool was_critical = engine_.enter_critical();
+  SamplerEngine::ArmMove move(engine_);
   disarm(false);
   engine_.drop_pending();
-  engine_.leave_critical(was_critical);
 }
 
 // ---- Hook: the safe point -------------------------------------------------------------------
@@ -389,9 +388,10 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     // At a call event the callee had not started when the tick came: leave it out. A tail
     // call has replaced the frame that was running: the callee carries on its work.
     take_sample(L, event == LUA_HOOKCALL);
-    bool was_critical = engine_.enter_critical();
-    disarm(true);
-    engine_.leave_critical(was_critical);
+    {
+      SamplerEngine::ArmMove move(engine_);
+      disarm(true);
+    }
     bool count_due = borrowed ? (host.mask & LUA_MASKCOUNT) != 0 : restore_countdown(L, host, event);
     relift_counting_hook(L);
     engine_.leave_sampling();

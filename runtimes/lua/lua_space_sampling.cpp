@@ -38,9 +38,8 @@ void LuaSampler::arm_for_allocation() {
   if (!L) return;
   // Arm the next safe point, as a tick does; the signal handler keeps off meanwhile. If a hook
   // is already armed, its sample carries these bytes too.
-  bool was_critical = engine_.enter_critical();
+  SamplerEngine::ArmMove move(engine_);
   if (armed_.load(std::memory_order_acquire) == nullptr) arm(L);
-  engine_.leave_critical(was_critical);
 }
 
 // A fresh, unreferenced userdata whose finalizer runs at the end of the next cycle that

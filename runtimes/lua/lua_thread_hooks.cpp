@@ -66,9 +66,8 @@ HostHook LuaSampler::program_hook(lua_State* L, lua_State* thread) {
 // Our counting hook on `thread`, carrying the events and the count of the program's hook there.
 void LuaSampler::install_counting_hook(lua_State* L, lua_State* thread) {
   HostHook program = program_hook(L, thread);
-  bool was_critical = engine_.enter_critical();  // the signal handler keeps off meanwhile
+  SamplerEngine::ArmMove move(engine_);  // the signal handler keeps off meanwhile
   set_hook(thread, sampler_hook, LUA_MASKCALL | program.mask, program.count);
-  engine_.leave_critical(was_critical);
 }
 
 // Our counting hook on `thread`; a hook the program had set there is kept under ours.
@@ -114,9 +113,8 @@ void LuaSampler::lift_counting_hook(lua_State* L) {
   record->lifted = true;
   lifted_ = true;
   profile().health.counting_lifts += 1;
-  bool was_critical = engine_.enter_critical();
+  SamplerEngine::ArmMove move(engine_);
   set_hook(L, record->program.hook, record->program.mask, record->program.count);
-  engine_.leave_critical(was_critical);
 }
 
 bool LuaSampler::lifted(lua_State* L, lua_State* thread) {
@@ -141,7 +139,7 @@ void LuaSampler::set_program_hook(lua_State* L, lua_State* L1, lua_Hook hook, in
     if (record) record->program = hook ? HostHook{hook, mask, count} : HostHook{};
     if (hook) note_program_hooks();
   }
-  bool was_critical = engine_.enter_critical();
+  SamplerEngine::ArmMove move(engine_);
   bool was_armed = armed_.load() == L1;
   if (was_armed) disarm(false);
   if (engine_.active() && counting_ && !(record && record->lifted)) {
@@ -152,15 +150,16 @@ void LuaSampler::set_program_hook(lua_State* L, lua_State* L1, lua_Hook hook, in
   }
   // A sample still pending stays armed, over the new hook.
   if (was_armed && engine_.active() && engine_.pending_ticks() > 0) arm(L1);
-  engine_.leave_critical(was_critical);
 }
 
 HostHook LuaSampler::program_visible_hook(lua_State* L, lua_State* L1) {
   HostHook recorded = program_hook(L, L1);
-  bool was_critical = engine_.enter_critical();
-  HostHook h = hook_of(L1);
-  if (h.hook == sampler_hook && armed_.load() == L1) h = saved_;
-  engine_.leave_critical(was_critical);
+  HostHook h;
+  {
+    SamplerEngine::ArmMove move(engine_);
+    h = hook_of(L1);
+    if (h.hook == sampler_hook && armed_.load() == L1) h = saved_;
+  }
   if (h.hook == sampler_hook) h = recorded;
   return h;
 }

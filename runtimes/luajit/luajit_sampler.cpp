@@ -254,15 +254,13 @@ done:
 }
 
 void LuaJitSampler::enter_coroutine(lua_State* from, lua_State* co) {
-  const bool was = engine_.enter_critical();
+  SamplerEngine::ArmMove move(engine_);
   chain_.enter(from, co);
-  engine_.leave_critical(was);
 }
 
 void LuaJitSampler::leave_coroutine(lua_State* co, lua_State* from) {
-  const bool was = engine_.enter_critical();
+  SamplerEngine::ArmMove move(engine_);
   chain_.leave(co, from);
-  engine_.leave_critical(was);
 }
 
 void LuaJitSampler::mark_frame() {

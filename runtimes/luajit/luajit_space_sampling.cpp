@@ -64,10 +64,9 @@ void LuaJitSampler::remove_allocator(lua_State* L) {
 
 // Normal context, inside the allocator: the next safe point samples, as after a tick.
 void LuaJitSampler::arm_for_allocation() {
-  const bool was = engine_.enter_critical();
+  SamplerEngine::ArmMove move(engine_);
   armed_.store(true, std::memory_order_relaxed);
   bridge_.trigger();
-  engine_.leave_critical(was);
 }
 
 void LuaJitSampler::new_gc_sentinel(lua_State* L) {

@@ -179,10 +179,20 @@ class SamplerEngine {
   void on_blocked_tick(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns) {
     take_ticks(ticks, off_cpu, program_ns, true);
   }
-  // Normal code moving an arm brackets the move with these; the signal side and the timer's
-  // thread keep off (arm_claim.hpp). True when already inside one: pass it to leave_critical.
-  bool enter_critical() { return claim_.enter(); }
-  void leave_critical(bool was) { claim_.leave(was); }
+  // Normal code moving an arm holds one of these for the move (sections nest): the signal side
+  // and the timer's thread keep off meanwhile (arm_claim.hpp). The only way in, so an entry
+  // cannot go without its exit.
+  class ArmMove {
+   public:
+    explicit ArmMove(SamplerEngine& engine) : claim_(engine.claim_), was_(claim_.enter()) {}
+    ~ArmMove() { claim_.leave(was_); }
+    ArmMove(const ArmMove&) = delete;
+    ArmMove& operator=(const ArmMove&) = delete;
+
+   private:
+    ArmClaim& claim_;
+    const bool was_;
+  };
   // Ticks waiting for a sample (signal-safe read).
   std::uint64_t pending_ticks() const { return pending_.load(std::memory_order_relaxed); }
   // Ticks that found the arm still set a tick later (the adapter's own judgement).

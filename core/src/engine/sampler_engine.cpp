@@ -119,9 +119,10 @@ void SamplerEngine::suspend() {
   pending_off_cpu_ += timer_.take_off_cpu();  // of those, due while the thread was blocked
   handed_over_ = false;  // no wake comes in this run: stop() crossed the rest
   armed_in_block_ = false;
-  bool was = enter_critical();
-  adapter_->disarm();
-  leave_critical(was);
+  {
+    ArmMove move(*this);
+    adapter_->disarm();
+  }
   sampling_ = false;
   update_calls_now();
   std::uint64_t run_ns = timer_.program_ns();
