@@ -109,10 +109,13 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   // the public API alone, and the profile says so.
   if (verify_state_layout(L)) {
     engine_.profile().health.internals = std::string("Lua ") + verified_layout();
+    if (!layout_reads_frames())
+      engine_.profile().runtime_note =
+          "Lua 5.1's frames are not read while it runs: ticks in C functions go to their Lua callers.";
   } else {
     engine_.profile().health.internals = "public API only";
     engine_.profile().runtime_note =
-        "This Lua's internals match no layout the profiler knows (Lua 5.2, 5.3, 5.4.0-5.4.8, 5.5.0): sampled through "
+        "This Lua's internals match no layout the profiler knows (Lua 5.1-5.3, 5.4.0-5.4.8, 5.5.0): sampled through "
         "the public API alone (a program's count hook may drift; ticks in C functions go to their "
         "Lua callers).";
   }

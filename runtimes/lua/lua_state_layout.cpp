@@ -100,6 +100,7 @@ bool layout_agrees(lua_State* L) {
   lua_call(L, 0, 0);
   lua_sethook(L, nullptr, 0, 0);
   if (g_allowhook_inside != 0) return false;
+  if (!g_layout->frames) return true;  // 5.1: the hook fields alone
   // The call information, inside a C function called from a Lua one.
   g_probe_ok = false;
   if (luaL_loadstring(L, "(...)()") != LUA_OK) return false;
@@ -127,6 +128,7 @@ bool verify_state_layout(lua_State* L) {
   if (ok) {
     g_stack_bounds.last = g_layout->stack_last;
     g_stack_bounds.base = g_layout->stack;
+    g_global_state_offset = g_layout->l_G;
   }
   g_state_layout_verified.store(ok, std::memory_order_release);
   return ok;
@@ -141,9 +143,11 @@ int* hook_countdown(lua_State* L) {
 
 bool hook_running(lua_State* L) { return verified() && allowhook(L) == 0; }
 
+bool layout_reads_frames() { return verified() && g_layout->frames; }
+
 RunningFrame running_frame(lua_State* L) {
   RunningFrame f;
-  if (!verified()) return f;
+  if (!verified() || !g_layout->frames) return f;
   const CallInfoMirror* ci = running_ci(L);
   if (ci == nullptr) return f;
   f.known = true;
@@ -160,7 +164,7 @@ RunningFrame running_frame(lua_State* L) {
 }
 
 bool hook_has_room(lua_State* L) {
-  if (!verified()) return true;
+  if (!verified() || !g_layout->frames) return true;  // 5.1's stack has no limit a hook could pass
   if (verified_stack_far_below_limit(L)) return true;
   const CallInfoMirror* ci = running_ci(L);
   if (ci == nullptr) return false;

@@ -78,15 +78,21 @@ struct StackBoundOffsets {
   std::size_t last = 0, base = 0;  // of stack_last and stack in lua_State
 };
 inline StackBoundOffsets g_stack_bounds;  // set once by verify_state_layout, before the flag
+inline std::size_t g_global_state_offset = offsetof(StateStackPrefix, l_G);  // 5.1 moves it
 inline std::atomic<bool> g_state_layout_verified{false};  // set once (release) by verify_state_layout
 
 // Which releases' layout the running Lua was verified to have ("5.4.3-5.4.8"), or nullptr when
 // none agreed and the sampler keeps to the public API.
 const char* verified_layout();
+// Whether the verified layout includes the frames (5.2 on): 5.1's is its hook fields alone, and
+// running_frame then knows nothing.
+bool layout_reads_frames();
 
 // L's global state (shared by every thread of its universe), read from the state: the hook's
 // quick lookup of its sampler. Meaningful once g_state_layout_verified.
-inline const void* global_state_of(lua_State* L) { return reinterpret_cast<const StateStackPrefix*>(L)->l_G; }
+inline const void* global_state_of(lua_State* L) {
+  return *reinterpret_cast<void* const*>(reinterpret_cast<const char*>(L) + g_global_state_offset);
+}
 
 // hook_has_room's answer for nearly every stack, inline for the counting hook (every call):
 // true when L's stack, even filled to its end, leaves any hook its slots. False when the

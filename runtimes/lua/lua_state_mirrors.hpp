@@ -5,8 +5,8 @@
 //
 // Upstream locations (lstate.h): struct lua_State at line 281 (5.4.0), 306 (5.4.1), 273 (5.4.2),
 // 304 (5.4.3), 309 (5.4.6-5.4.8), 285 (5.5.0); struct CallInfo at 169, 193, 160, 172, 177 and
-// 187. 5.2.4 and 5.3.6 are Debian's packages, whose sources are not at hand here: their tables
-// are checked against the running interpreter like the others.
+// 187. 5.1.5, 5.2.4 and 5.3.6 are Debian's packages, whose sources are not at hand here: their
+// tables are checked against the running interpreter like the others.
 #pragma once
 extern "C" {
 #include <lua.h>
@@ -167,10 +167,29 @@ struct State52 {  // 5.2.0-5.2.4: a byte for the mask; base_ci last; lua_sethook
   CallInfo52 base_ci;
 };
 
+struct State51 {  // 5.1.5: frames in an array (base_ci points to it); l_G after base; a byte mask
+  void* next;
+  unsigned char tt, marked, status;
+  Slot* top;
+  Slot* base;
+  void* l_G;
+  void* ci;
+  const void* savedpc;
+  Slot *stack_last, *stack;
+  void *end_ci, *base_ci;
+  int stacksize, size_ci;
+  unsigned short nCcalls, baseCcalls;
+  unsigned char hookmask, allowhook;
+  int basehookcount, hookcount;
+  lua_Hook hook;
+};
+
 // Where the fields are, per release range: the one the running Lua matches is chosen at
-// verification (every 5.4 reports lua_version 504, and a build serves one of 5.2 to 5.5).
+// verification (every 5.4 reports lua_version 504, and a build serves one of 5.1 to 5.5).
 struct StateLayout {
   const char* releases;
+  bool frames;                 // the CallInfo fields below are read (5.2 on): else hooks alone
+  std::size_t l_G;
   std::size_t stack_last, stack, base_ci, hook, basehookcount, hookcount, hookmask, allowhook;
   std::size_t hookmask_bytes;  // 4, or 1 (5.2's lu_byte)
   std::size_t callstatus;      // in CallInfo
@@ -182,7 +201,8 @@ struct StateLayout {
 };
 #define SCRIPTPROF_LAYOUT(T, CI, name, c_bit, means_c, oldpc_pointer, in_place)                      \
   StateLayout {                                                                                       \
-    name, offsetof(T, stack_last), offsetof(T, stack), offsetof(T, base_ci), offsetof(T, hook),       \
+    name, true, offsetof(T, l_G), offsetof(T, stack_last), offsetof(T, stack), offsetof(T, base_ci),  \
+        offsetof(T, hook),                                                                            \
         offsetof(T, basehookcount), offsetof(T, hookcount), offsetof(T, hookmask),                    \
         offsetof(T, allowhook), sizeof(T::hookmask), offsetof(CI, callstatus), sizeof(CI::callstatus), \
         c_bit, means_c, oldpc_pointer, in_place                                                       \
@@ -210,6 +230,17 @@ constexpr bool kHasMirror = true;
 #elif LUA_VERSION_NUM == 505
 constexpr StateLayout kLayouts[] = {
     SCRIPTPROF_LAYOUT(State55, CallInfo55, "5.5.0", 1u << 15, true, 0, false),
+};
+constexpr bool kHasMirror = true;
+#elif LUA_VERSION_NUM == 501
+// 5.1's hook fields alone: its frames are an array whose entries have no call status (a C
+// function is told by its closure, which a signal handler must not follow), so what runs is
+// not read, and 5.1's lua_sethook leaves the line hook's last instruction alone.
+constexpr StateLayout kLayouts[] = {
+    StateLayout{"5.1", false, offsetof(State51, l_G), offsetof(State51, stack_last), offsetof(State51, stack),
+                offsetof(State51, base_ci), offsetof(State51, hook), offsetof(State51, basehookcount),
+                offsetof(State51, hookcount), offsetof(State51, hookmask), offsetof(State51, allowhook),
+                sizeof(State51::hookmask), 0, 0, 0, false, 0, true},
 };
 constexpr bool kHasMirror = true;
 #else

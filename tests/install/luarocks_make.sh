@@ -46,7 +46,7 @@ rock_for() {  # rock_for [--lua-version V] EXPECTED_INTERNALS
 }
 trees=()
 trap 'rm -rf "$tree" "${trees[@]}"' EXIT
-rock_for "public API only"  # as typed: Lua 5.1
+rock_for "Lua 5.1"  # as typed: Lua 5.1
 if command -v lua5.3 >/dev/null && [ -e /usr/include/lua5.3/lua.h ]; then
   rock_for --lua-version 5.3 "Lua 5.3"
 fi

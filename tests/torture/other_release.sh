@@ -51,19 +51,8 @@ if [[ $got != "$want" ]]; then
   failures=$((failures + 1))
   echo "FAIL Lua $version: internals '$got', expected '$want'"
 fi
-for script in coroutines.lua errors.lua close.lua values.lua hooks.lua; do
-  "$lua" "$script" >"$out/plain" 2>&1; echo "exit $?" >>"$out/plain"
-  sed -i 's/0x[0-9a-f]*/0x?/g' "$out/plain"
-  for opts in "hz = 10000" "hz = 10000, clock = 'wall'" "hz = 10000, count_calls = true"; do
-    "$lua" -e "require('profiler').start_profiler{$opts}" "$script" >"$out/profiled" 2>&1; echo "exit $?" >>"$out/profiled"
-    sed -i 's/0x[0-9a-f]*/0x?/g' "$out/profiled"
-    if ! cmp -s "$out/plain" "$out/profiled"; then
-      failures=$((failures + 1))
-      echo "FAIL Lua $version, $script with {$opts}:"
-      diff "$out/plain" "$out/profiled" | head -20
-    fi
-  done
-done
+"$here/compare_profiled.sh" "$lua" "Lua $version" coroutines.lua errors.lua close.lua values.lua hooks.lua ||
+  failures=$((failures + 1))
 # The test scripts every release runs (test_rate's workload is sized for 5.4's speed).
 if [[ ${3:-} == scripts ]]; then
   cd "$here/../lua"
