@@ -1,7 +1,8 @@
 // Lua 5.4's public API as the Lua adapter and the module call it, on the headers of Lua 5.1
 // (PUC and LuaJIT), 5.2 and 5.3: the one place where the releases' public APIs differ for us.
-// Against 5.4 and 5.5 it adds nothing. What differs in the releases' private structs lives in
-// lua_state_layout.cpp; which Lua loaded the module, in lua_release.hpp.
+// Against 5.4 and 5.5 it adds only LUAI_MAXSTACK, which 5.5 keeps private. What differs in the
+// releases' private structs lives in lua_state_mirrors.hpp (read by lua_state_layout.cpp);
+// which Lua loaded the module, in lua_release.hpp.
 #pragma once
 extern "C" {
 #include <lauxlib.h>
