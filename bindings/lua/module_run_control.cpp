@@ -59,9 +59,9 @@ ModuleSampler* begin_run(lua_State* L, RunOptions& o) {
 }
 
 #if LUA_VERSION_NUM < 504
-// Lua 5.1 (LuaJIT) has no to-be-closed variables: fn runs under lua_pcall, and an error stops
-// the run and writes its report (the guard's __close), then goes on with the same value. The
-// stack: 1 fn, 2 options, 3 the run guard, then the last call's results.
+// Before 5.4 (and on LuaJIT) there are no to-be-closed variables: fn runs under lua_pcall, and
+// an error stops the run and writes its report (the guard's __close), then goes on with the same
+// value. The stack: 1 fn, 2 options, 3 the run guard, then the last call's results.
 int run_profiled(lua_State* L, RunOptions o) {
   ModuleSampler* s = begin_run(L, o);
   for (lua_Integer left = o.loop; left > 0; --left) {

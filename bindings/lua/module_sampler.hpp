@@ -1,6 +1,6 @@
-// Which adapter the module is built on: one source, two builds. Against Lua 5.4's headers the
-// module drives the Lua 5.4 adapter; against LuaJIT's (LUA_VERSION_NUM 501), the LuaJIT
-// adapter, with lua_api_compat.hpp standing in for the few 5.4 calls the module makes.
+// Which adapter the module is built on: one source, a build per Lua. Against PUC Lua's headers
+// (5.1 to 5.5) the module drives the Lua adapter; in LuaJIT's build (SCRIPTPROF_LUAJIT), the
+// LuaJIT adapter; lua_api_compat.hpp stands in for the 5.4 calls the module makes.
 #pragma once
 extern "C" {
 #include <lua.h>

@@ -49,6 +49,16 @@ lua_Alloc standard_allocator() {
   return standard;
 }
 
+// The block lua_newstate allocated for the state whose main thread is `main`: up to 5.4 the
+// main thread sits LUA_EXTRASPACE bytes into it; 5.5 allocates the global state, which holds it.
+const void* first_block_of(lua_State* main) {
+#if LUA_VERSION_NUM >= 505
+  return global_state_of(main);
+#else
+  return reinterpret_cast<const char*>(main) - LUA_EXTRASPACE;
+#endif
+}
+
 }  // namespace
 
 AllocatorTap::AllocatorTap(lua_Alloc host, void* host_ud, const void* last_block)
@@ -62,19 +72,9 @@ AllocatorTap* AllocatorTap::attach(lua_State* main, LuaSampler* sampler) {
       !static_cast<AllocatorTap*>(ud)->sampler_) {
     tap = static_cast<AllocatorTap*>(ud);  // a former sampler's: its arena may hold blocks still
   } else {
-    // The block lua_newstate allocated: up to 5.4 the main thread sits LUA_EXTRASPACE bytes
-    // into it; 5.5 allocates the global state, which holds the main thread.
-#if LUA_VERSION_NUM >= 505
-    const void* first_block = global_state_of(main);
-#elif LUA_VERSION_NUM >= 502
-    const void* first_block = reinterpret_cast<const char*>(main) - LUA_EXTRASPACE;
-#else
-    // A 5.1 coroutine standing in for the main thread is not it: not known until it is seen.
-    const bool is_main = lua_pushthread(main) == 1;
-    lua_pop(main, 1);
-    const void* first_block = is_main ? static_cast<const void*>(main) : nullptr;
-#endif
-    tap = new AllocatorTap(head, ud, first_block);
+    // A 5.1 coroutine standing in for the main thread (attach_sampler) is not it: its state's
+    // block is not known until the main thread is seen (set_main_thread).
+    tap = new AllocatorTap(head, ud, is_main_thread(main) ? first_block_of(main) : nullptr);
     lua_setallocf(main, head == standard_allocator() ? &allocate<StandardAllocator> : &allocate<HostAllocator>, tap);
   }
   tap->sampler_ = sampler;
@@ -83,9 +83,7 @@ AllocatorTap* AllocatorTap::attach(lua_State* main, LuaSampler* sampler) {
   return tap;
 }
 
-void AllocatorTap::set_main_thread(lua_State* main) {
-  last_block_ = reinterpret_cast<const char*>(main) - LUA_EXTRASPACE;
-}
+void AllocatorTap::set_main_thread(lua_State* main) { last_block_ = first_block_of(main); }
 
 void AllocatorTap::orphan() {
   mode_ = Mode::Idle;

@@ -34,12 +34,12 @@ bool push_hook_key(lua_State* L, lua_State* L1) {
 // 5.4 keeps it at "_HOOKKEY" in the registry and 5.2 at "_HKEY"; 5.3 and 5.1 under the address
 // of a static of their own, which find_hook_table learns once.
 int push_hook_table(lua_State* L) {
-  constexpr bool kNamed = LUA_VERSION_NUM == 502 || LUA_VERSION_NUM >= 504;
-  if (lua_getfield(L, LUA_REGISTRYINDEX, LUA_VERSION_NUM == 502 ? "_HKEY" : "_HOOKKEY") == LUA_TTABLE || kNamed)
-    return lua_type(L, -1);
-  lua_pop(L, 1);
+#if LUA_VERSION_NUM == 502 || LUA_VERSION_NUM >= 504
+  return lua_getfield(L, LUA_REGISTRYINDEX, LUA_VERSION_NUM == 502 ? "_HKEY" : "_HOOKKEY");
+#else
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kHookTableKey) == LUA_TNIL) return LUA_TNIL;
   return lua_rawget(L, LUA_REGISTRYINDEX);
+#endif
 }
 
 #if LUA_VERSION_NUM == 503 || LUA_VERSION_NUM == 501

@@ -107,6 +107,13 @@ inline int luaL_typeerror(lua_State* L, int arg, const char* tname) {
 #endif
 
 namespace scriptprof::lua {
+// Whether L is its state's main thread (5.1 keeps no reference to it; lua_pushthread says).
+inline bool is_main_thread(lua_State* L) {
+  const bool main = lua_pushthread(L) == 1;
+  lua_pop(L, 1);
+  return main;
+}
+
 // The frame ar describes, as an identity: its CallInfo (5.2 on), or its index in 5.1's array.
 inline const void* frame_of(const lua_Debug& ar) {
 #if LUA_VERSION_NUM >= 502

@@ -25,12 +25,6 @@ int holder_gc(lua_State* L) {
 
 #if LUA_VERSION_NUM < 502
 const char kStandInMainKey = 0;  // registry: the coroutine standing in for 5.1's main thread
-
-bool is_main_thread(lua_State* L) {
-  const bool main = lua_pushthread(L) == 1;
-  lua_pop(L, 1);
-  return main;
-}
 #endif
 
 }  // namespace

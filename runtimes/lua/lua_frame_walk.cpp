@@ -19,13 +19,15 @@ CallInfoPrefix* ci_of(const lua_Debug* ar) { return reinterpret_cast<CallInfoPre
 
 bool FrameWalk::next(lua_Debug* ar) {
   ++level_;
-  if (!kLinkedCallInfo || g_mode.load(std::memory_order_relaxed) != Mode::Fast) return lua_getstack(L_, level_, ar) != 0;
 #if LUA_VERSION_NUM >= 502
-  CallInfoPrefix* caller = ci_of(ar)->previous;
-  if (caller == nullptr || caller->previous == nullptr) return false;  // the base CallInfo
-  ar->i_ci = reinterpret_cast<struct CallInfo*>(caller);
+  if (g_mode.load(std::memory_order_relaxed) == Mode::Fast) {
+    CallInfoPrefix* caller = ci_of(ar)->previous;
+    if (caller == nullptr || caller->previous == nullptr) return false;  // the base CallInfo
+    ar->i_ci = reinterpret_cast<struct CallInfo*>(caller);
+    return true;
+  }
 #endif
-  return true;
+  return lua_getstack(L_, level_, ar) != 0;
 }
 
 bool frame_walk_verified(lua_State* L) {
@@ -55,7 +57,6 @@ bool frame_walk_verified(lua_State* L) {
 }
 
 bool check_function_pointers(lua_State* L, const lua_Debug* frame) {
-  if (!kLinkedCallInfo) g_function_pointer_agreements.store(INT_MIN, std::memory_order_relaxed);
   if (g_function_pointer_agreements.load(std::memory_order_relaxed) < 0) return false;
   lua_Debug copy = *frame;  // the caller's lua_Debug may be the program's hook argument
   lua_Debug* ar = &copy;

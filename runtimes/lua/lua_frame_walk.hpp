@@ -13,9 +13,8 @@ extern "C" {
 }
 
 // Lua 5.1's frames are an array its lua_Debug indexes, so its lua_getstack costs the same at any
-// depth: there the walk is lua_getstack's, and no frame's function slot is read
-// (frame_function_pointer answers nullptr, nothing is verified).
-constexpr bool kLinkedCallInfo = LUA_VERSION_NUM >= 502;
+// depth: there the walk is lua_getstack's (frame_walk_verified says no), and no frame's function
+// slot is read (frame_function_pointer answers nullptr, so its check never agrees).
 
 namespace scriptprof::lua {
 

@@ -9,14 +9,12 @@ namespace {
 
 std::string name_of(int number) { return "Lua " + std::to_string(number / 100) + "." + std::to_string(number % 100); }
 
-// lua_version as 5.4 on declare it; 5.2 and 5.3 return a pointer to the number instead, so it
-// is called this way only once the other functions said 5.4 or later.
-#if LUA_VERSION_NUM >= 502
-int version_from_5_4(lua_State* L) {
+// L's Lua, through its lua_version as 5.4 on declare it; 5.2 and 5.3 return a pointer to the
+// number instead, so it is called this way only once the other functions said 5.4 or later.
+std::string named_by_5_4_version(void (*lua_version_function)(), lua_State* L) {
   using Number = lua_Number (*)(lua_State*);
-  return static_cast<int>(reinterpret_cast<Number>(reinterpret_cast<void (*)()>(&lua_version))(L));
+  return name_of(static_cast<int>(reinterpret_cast<Number>(lua_version_function)(L)));
 }
-#endif
 
 }  // namespace
 
@@ -32,10 +30,8 @@ std::string loading_lua(lua_State* L) {
   if (lua_objlen && lua_setfenv) return name_of(501);
   if (lua_insert) return name_of(502);
   if (lua_newuserdata) return name_of(503);
-  if (void* version = dlsym(RTLD_DEFAULT, "lua_version")) {
-    using Number = lua_Number (*)(lua_State*);
-    return name_of(static_cast<int>(reinterpret_cast<Number>(version)(L)));
-  }
+  if (void* version = dlsym(RTLD_DEFAULT, "lua_version"))
+    return named_by_5_4_version(reinterpret_cast<void (*)()>(version), L);
   return "Lua 5.4 or later";
 #elif LUA_VERSION_NUM == 502
   if (!lua_absindex) return name_of(501);
@@ -51,7 +47,7 @@ std::string loading_lua(lua_State* L) {
   if (!lua_newuserdatauv || !lua_version) return name_of(503);
 #endif
 #if LUA_VERSION_NUM >= 502
-  return name_of(version_from_5_4(L));
+  return named_by_5_4_version(reinterpret_cast<void (*)()>(&lua_version), L);
 #endif
 }
 
@@ -61,8 +57,9 @@ std::string release_mismatch(lua_State* L) {
   std::string message = "profiler: this module is built for " + built + (LUA_VERSION_NUM == 504 ? " (5.4.0-5.4.8)" : "") +
                         ", and this is " + loaded + ": ";
   if (loaded == "LuaJIT") return message + "require it from build/lib/luajit (lib/lua/5.1 when installed)";
-  if (loaded.size() != 7) return message + "build scriptprof against this Lua's headers";  // "Lua 5.2 or later"
-  const std::string dir = loaded.substr(4, 3);  // "5.3"
+  // A release named in full ("Lua 5.3", not "Lua 5.4 or later") has a directory of its own.
+  if (loaded.find(" or later") != std::string::npos) return message + "build scriptprof against this Lua's headers";
+  const std::string dir = loaded.substr(4);  // "5.3"
   return message + "build scriptprof against this Lua's headers, or require the module built for it (build/lib/lua/" +
          dir + ", lib/lua/" + dir + " when installed)";
 }

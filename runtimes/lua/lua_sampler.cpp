@@ -115,9 +115,9 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   } else {
     engine_.profile().health.internals = "public API only";
     engine_.profile().runtime_note =
-        "This Lua's internals match no layout the profiler knows (Lua 5.1-5.3, 5.4.0-5.4.8, 5.5.0): sampled through "
-        "the public API alone (a program's count hook may drift; ticks in C functions go to their "
-        "Lua callers).";
+        "This Lua's internals match no layout the profiler knows (Lua 5.1-5.3, 5.4.0-5.4.8, "
+        "5.5.0): sampled through the public API alone (a program's count hook may drift; ticks in "
+        "C functions go to their Lua callers).";
   }
   stacks_move_in_place_ = stack_moves_in_place();
   hook_lookup_enter(this, L);

@@ -147,7 +147,7 @@ bool layout_reads_frames() { return verified() && g_layout->frames; }
 
 RunningFrame running_frame(lua_State* L) {
   RunningFrame f;
-  if (!verified() || !g_layout->frames) return f;
+  if (!layout_reads_frames()) return f;
   const CallInfoMirror* ci = running_ci(L);
   if (ci == nullptr) return f;
   f.known = true;
@@ -164,7 +164,7 @@ RunningFrame running_frame(lua_State* L) {
 }
 
 bool hook_has_room(lua_State* L) {
-  if (!verified() || !g_layout->frames) return true;  // 5.1's stack has no limit a hook could pass
+  if (!layout_reads_frames()) return true;  // not known; 5.1's stack has no limit a hook could pass
   if (verified_stack_far_below_limit(L)) return true;
   const CallInfoMirror* ci = running_ci(L);
   if (ci == nullptr) return false;

@@ -1,5 +1,5 @@
-// The few fields of Lua's private structs (lstate.h, 5.2 to 5.4) that the C API does not expose, read
-// at fixed offsets that are verified against the public API once per process.
+// The few fields of Lua's private structs (lstate.h, 5.1 to 5.5) that the C API does not expose,
+// read at fixed offsets that are verified against the public API once per process.
 //
 // Why the adapter needs them:
 // - A sample arms Lua's hook with a count of 1 and then puts the program's hook back with
