@@ -18,10 +18,14 @@ if [ -x "$work/prefix/bin/luajitprof" ]; then
   "$work/prefix/bin/luajitprof" --hz 1000 -e 'local x = 0 for i = 1, 3e7 do x = x + i end' | grep -q "jit%"
   luajit -e "package.cpath='$work/prefix/lib/lua/5.1/?.so'" -e 'assert(require("profiler").statprof)'
 fi
+if [ -e "$work/prefix/lib/lua/5.1/scriptprof/lua51.so" ] && command -v lua5.1 >/dev/null; then
+  # lib/lua/5.1/profiler.so serves LuaJIT and PUC 5.1 alike.
+  lua5.1 -e "package.cpath='$work/prefix/lib/lua/5.1/?.so'" -e 'assert(require("profiler").statprof)'
+fi
 if [ -x "$work/prefix/bin/asprof" ]; then
   "$work/prefix/bin/asprof" --hz 1000 "$src/samples/angelscript/game.as" 20 | grep -q "Enemy::find_path"
 fi
-echo "luaprof, profconv, profdiff, luajitprof, asprof and both modules run from the prefix"
+echo "luaprof, profconv, profdiff, luajitprof, asprof and the modules run from the prefix"
 
 echo "== find_package(scriptprof) after cmake --install"
 cmake -S "$src/tests/host" -B "$work/package" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
