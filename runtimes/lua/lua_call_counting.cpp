@@ -38,7 +38,7 @@ FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
   lua_getinfo(L, "f", ar);  // the function object
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kIdCacheKey) != LUA_TTABLE) {
     lua_pop(L, 2);
-    return intern(L, ar, boundary);
+    return functions_.intern(L, ar, boundary);
   }
   lua_pushvalue(L, -2);
   if (lua_rawget(L, -2) == LUA_TNUMBER) {
@@ -48,7 +48,7 @@ FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
     return code < 0 ? kNoFunction : static_cast<FunctionId>(code);
   }
   lua_pop(L, 1);
-  FunctionId id = intern(L, ar, boundary);
+  FunctionId id = functions_.intern(L, ar, boundary);
   lua_pushvalue(L, -2);
   lua_pushinteger(L, *boundary ? kCachedBoundary : id == kNoFunction ? kCachedOwn : static_cast<lua_Integer>(id));
   lua_rawset(L, -3);
@@ -77,7 +77,7 @@ void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {
   } else if (!fn_ids_.find(callee_fp, &callee)) {
     bool boundary = false;
     lua_Debug copy = *ar;
-    callee = intern(L, &copy, &boundary);
+    callee = functions_.intern(L, &copy, &boundary);
     fn_ids_.insert(callee_fp, callee);
   }
   last_fp_ = callee_fp;
@@ -93,7 +93,7 @@ void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {
         lua_Debug below;
         bool boundary = false;
         if (lua_getstack(L, 1, &below)) {
-          caller = intern(L, &below, &boundary);
+          caller = functions_.intern(L, &below, &boundary);
           fn_ids_.insert(caller_fp, caller);
         }
       }

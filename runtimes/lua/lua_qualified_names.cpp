@@ -2,7 +2,7 @@
 // met that is reachable from loaded modules and globals takes that qualified name ("Vec.new",
 // "mymod.update"), whatever call site first named it ("new", "?"). The same function then has
 // the same name in every run, however it was called.
-#include "lua_sampler.hpp"
+#include "lua_function_table.hpp"
 
 #include <map>
 
@@ -10,7 +10,7 @@
 
 namespace scriptprof::lua {
 
-void LuaSampler::qualify_names(lua_State* L) {
+void LuaFunctionTable::qualify_names(lua_State* L) {
   std::map<FunctionId, std::string> names;
   visit_reachable_functions(L, true, [&](const std::string& name) {
     FunctionId id;

@@ -4,6 +4,7 @@
 #include "lua_sampler.hpp"
 
 #include "lua_registry_keys.hpp"
+#include "scriptprof/heap_bytes.hpp"
 
 extern "C" {
 #include <lauxlib.h>
@@ -64,17 +65,7 @@ LuaSampler* LuaSampler::of(lua_State* L) {
 void LuaSampler::reset() {
   if (engine_.active()) return;
   engine_.reset();
-  lua_ids_.clear();
-  c_ids_.clear();
-  chunks_.clear();
-  chunk_index_.clear();
-  fn_chunk_.clear();
-  name_tries_.clear();
-  closure_no_.clear();
-  closure_by_number_.clear();
-  closures_seen_ = 0;
-  lua_pushnil(main_);
-  lua_rawsetp(main_, LUA_REGISTRYINDEX, &kClosuresKey);
+  functions_.reset(main_);
 }
 
 void LuaSampler::adopt(std::shared_ptr<Profile> profile) {
@@ -104,7 +95,8 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   if (!engine_.start(settings, settings.count_calls || listed_only, error, listed_only)) return false;
   settings_ = settings;
   counting_ = engine_.counting();
-  learn_c_names(L);
+  functions_.configure(settings.interpret_closures, settings.keep_chunk_text);
+  functions_.learn_c_names(L);
   // Once per process. A Lua whose structs match no layout the module knows is sampled through
   // the public API alone, and the profile says so.
   if (verify_state_layout(L)) {
@@ -171,7 +163,7 @@ void LuaSampler::stop() {
     if (!count_list_.empty()) mark_listed_counted(main_);
   }
   remove_space_hooks();
-  qualify_names(main_);
+  functions_.qualify_names(main_);
   engine_.stop();  // inactive: the GC sentinel sees this and lets itself go
 }
 
@@ -447,12 +439,9 @@ void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
 }
 
 void LuaSampler::append_c_frame(const void* fn) {
-  void* key = const_cast<void*>(fn);
-  if (boundaries_.count(key) || own_.count(key)) return;  // the profiler's own
-  // The signal handler's reading may be a result being moved over the function's slot: only a
-  // C function known by name or seen on a stack is believed.
-  if (!c_ids_.count(key) && !c_names_.count(key)) return;
-  frames_.push_back(c_function_id(fn, nullptr));
+  // The signal handler's reading may be a result being moved over the function's slot.
+  if (!functions_.credible_c_function(fn)) return;
+  frames_.push_back(functions_.c_function_id(fn, nullptr));
   lines_.push_back(0);
 }
 
@@ -468,12 +457,16 @@ NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight, std::uint64_t a
   if (settings_.native_zones && native::current_fiber()->depth > 0) {
     // The zones open on this fiber enclose the Lua stack: they are its outer frames.
     std::vector<FunctionId> zones;
-    append_zone_frames(*native::current_fiber(), &zone_ids_,
-                       [&](FunctionInfo info) { return new_function(std::move(info)); }, &zones);
+    functions_.zone_frames(*native::current_fiber(), &zones);
     frames_.insert(frames_.begin(), zones.begin(), zones.end());
     lines_.insert(lines_.begin(), zones.size(), 0);
   }
   return at_ns == kNow ? engine_.record(kind, weight, process) : engine_.record(kind, weight, process, at_ns);
+}
+
+std::size_t LuaSampler::own_bytes() const {
+  return heap_block(sizeof(*this)) + functions_.own_bytes() + hash_table_bytes(excluded_) +
+         heap_block(fn_ids_.bytes()) + heap_bytes(frames_) + heap_bytes(lines_) + heap_bytes(count_list_);
 }
 
 }  // namespace scriptprof::lua

@@ -28,7 +28,7 @@ extern "C" {
 #include "scriptprof/sampler_engine.hpp"
 #include "allocator_tap.hpp"
 #include "pointer_id_map.hpp"
-#include "lua_declared_names.hpp"
+#include "lua_function_table.hpp"
 #include "lua_state_layout.hpp"
 #include "zones.hpp"
 
@@ -143,22 +143,22 @@ class LuaSampler final : private RuntimeAdapter {
   bool process_profiled(lua_State* thread) const { return excluded_.count(thread) == 0; }
   // The source of a function's chunk ("@file.lua", or the chunk text when the run kept it:
   // settings.keep_chunk_text), if known.
-  const std::string* source_of(FunctionId f) const;
+  const std::string* source_of(FunctionId f) const { return functions_.source_of(f); }
   // Bytes the sampler holds besides its profiles (function identities, chunk records, maps).
   std::size_t own_bytes() const;
   // Pushes closure number `n` of the last run (interpret_closures), or nil. Closures are
   // numbered when their prototype made more than one.
-  void push_closure(lua_State* L, lua_Integer n);
+  void push_closure(lua_State* L, lua_Integer n) { functions_.push_closure(L, n); }
 
   // A call to this C function is the profiler's own entry: stack walks stop below it, and it is
   // never counted as a call.
-  void add_boundary(lua_CFunction f) { boundaries_.insert(reinterpret_cast<void*>(f)); }
+  void add_boundary(lua_CFunction f) { functions_.add_boundary(reinterpret_cast<const void*>(f)); }
   // Gives a C function a fixed report name.
   void name_c_function(lua_CFunction f, std::string name) {
-    c_names_[reinterpret_cast<void*>(f)] = std::move(name);
+    functions_.name_c_function(reinterpret_cast<const void*>(f), std::move(name));
   }
   // The profiler's own C functions: never a frame of a sample, never counted.
-  void add_own(lua_CFunction f) { own_.insert(reinterpret_cast<void*>(f)); }
+  void add_own(lua_CFunction f) { functions_.add_own(reinterpret_cast<const void*>(f)); }
 
   // A C host that resumes coroutines itself calls these around lua_resume(co, from, ...), so
   // samples go to the coroutine that runs. The coroutine library replacements call them too.
@@ -185,9 +185,12 @@ class LuaSampler final : private RuntimeAdapter {
   std::uint32_t arms_so_far() const { return arms_.load(std::memory_order_acquire); }
 
   // Function identity of the function running at `ar` in `L` (for proc_call_data and friends).
-  FunctionId function_of(lua_State* L, lua_Debug* ar);
+  FunctionId function_of(lua_State* L, lua_Debug* ar) {
+    bool boundary = false;
+    return functions_.intern(L, ar, &boundary);
+  }
   // Function identity of the function value at stack index `idx`, if it was ever seen.
-  bool find_function_value(lua_State* L, int idx, FunctionId* out);
+  bool find_function_value(lua_State* L, int idx, FunctionId* out) { return functions_.find_function_value(L, idx, out); }
 
   // Calls fn(context) when the sampler is destroyed with its state (lua_close), after its
   // run is stopped and its profiles are final. forget_destroy removes it.
@@ -241,21 +244,6 @@ class LuaSampler final : private RuntimeAdapter {
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
 
  private:
-  struct LuaKey {
-    const void* source;  // the prototype's source string (stable while the prototype lives)
-    int line;
-    int last_line;
-    bool operator==(const LuaKey& o) const {
-      return source == o.source && line == o.line && last_line == o.last_line;
-    }
-  };
-  struct LuaKeyHash {
-    std::size_t operator()(const LuaKey& k) const {
-      return std::hash<const void*>()(k.source) ^ (std::size_t(k.line) * 0x9e3779b97f4a7c15ull) ^
-             (std::size_t(k.last_line) << 20);
-    }
-  };
-
   // A record of the program's hook on one thread, kept in a weak-keyed registry table so it
   // lives exactly as long as the thread (lua_State pointers of dead coroutines are reused).
   struct ThreadRecord {
@@ -293,12 +281,6 @@ class LuaSampler final : private RuntimeAdapter {
   // Records the walked frames_ into one profile (under the zones open, when embedded).
   static constexpr std::uint64_t kNow = UINT64_MAX;
   NodeId record(SampleKind kind, std::uint64_t weight, std::uint64_t at_ns = kNow);  // stamped at_ns or now
-  // A function in every profile (same id), with its per-id bookkeeping: the chunk of a Lua
-  // function, how many call sites may still name it, its closure number.
-  FunctionId new_function(FunctionInfo info, std::uint32_t chunk = UINT32_MAX, std::uint8_t name_tries = 0,
-                          lua_Integer closure_no = 0);
-  void rename_function(FunctionId id, const std::string& name);
-  void qualify_names(lua_State* L);                 // names by where functions live (run's end)
   void install_space_hooks(lua_State* L);
   void remove_space_hooks();
   void new_gc_sentinel(lua_State* L);
@@ -314,17 +296,11 @@ class LuaSampler final : private RuntimeAdapter {
   void reset_id_cache(lua_State* L);
   void walk_sample(lua_State* L, int first_level);  // frames_ and lines_, root first
   bool walk(lua_State* L, int first_level);         // leaf first
-  FunctionId intern(lua_State* L, lua_Debug* ar, bool* boundary);
-  FunctionId c_function_id(const void* fp, const char* call_site_name);
-  bool same_chunk(FunctionId id, const lua_Debug* ar) const;
-  void learn_name(lua_State* L, lua_Debug* ar, FunctionId id);
-  static bool global_name(lua_State* L, lua_Debug* ar, std::string* out);
-  void remember_closure(lua_State* L, lua_Debug* ar, FunctionId id);
-  void learn_c_names(lua_State* L);
   std::uint32_t current_process();                  // fills the profiles' thread list as needed
 
   lua_State* main_;                                // main thread of the universe
   SamplerEngine engine_;                           // run state, ticks, budget, profiles
+  LuaFunctionTable functions_{engine_};            // identities and names
   SamplerSettings settings_;
   bool counting_ = false;
   // The quick path's standing conditions, one byte for the hook to test on every call:
@@ -366,44 +342,13 @@ class LuaSampler final : private RuntimeAdapter {
   const void* last_caller_fp_ = nullptr;           // the last caller and its id
   FunctionId last_caller_id_ = kNoFunction;
   std::unordered_set<lua_State*> excluded_;        // processes not profiled
-  lua_Integer closures_seen_ = 0;                  // interpret_closures numbering
-  std::vector<lua_Integer> closure_no_;            // per FunctionId: its closure number, or 0
-  std::vector<FunctionId> closure_by_number_;      // closure n is closure_by_number_[n - 1]
   std::vector<int>& lines_ = engine_.lines();      // the engine's sink: current line per frame
-  int line_ = 0;                                   // current line of the frame intern() saw last
 
   ProcessChain chain_;                             // the running coroutine and its resumers
-  std::unordered_set<void*> boundaries_;           // profiler entry points (C functions)
-  std::unordered_set<void*> own_;                  // other profiler C functions
   bool program_hooks_ = false;                     // counting: some thread has a program hook
   bool lifted_ = false;                            // counting: some thread's hook is lifted
-  std::unordered_map<LuaKey, FunctionId, LuaKeyHash> lua_ids_;
-  std::unordered_map<void*, FunctionId> c_ids_;
-  std::unordered_map<void*, std::string> c_names_; // "string.rep" for library C functions
-  void* collector_ = nullptr;                      // collectgarbage: its samples are time in GC
-  // A chunk as its functions' identities need it: its source string's address, length and
-  // first and last bytes tell a chunk from another loaded later at the same address, without
-  // keeping its text (a chunk loaded from a string has the whole text as its source).
-  struct ChunkRecord {
-    const void* source = nullptr;
-    std::size_t length = 0;
-    char head[24] = {};
-    char tail[24] = {};
-    std::string text;  // "@file"/"=name" sources, or the text when settings.keep_chunk_text
-    bool scanned = false;  // declared names looked for (once per chunk)
-    DeclaredNames declared;
-  };
-  std::uint32_t chunk_of(const lua_Debug* ar);
-  const std::string* declared_name(std::uint32_t chunk, const lua_Debug* ar);
-  // A deque: a program that loads thousands of chunks grows it without a vector's doubling,
-  // which held the old and the new array at once (0.9 MB at the peak for 5,000 chunks).
-  std::deque<ChunkRecord> chunks_;
-  std::unordered_map<const void*, std::uint32_t> chunk_index_;  // source address -> latest chunk
-  std::vector<std::uint32_t> fn_chunk_;            // per FunctionId: its chunk, or UINT32_MAX
-  std::vector<std::uint8_t> name_tries_;           // per FunctionId: attempts left to find a name
   std::vector<FunctionId>& frames_ = engine_.frames();  // the engine's sink: one walk
   std::vector<std::pair<void (*)(void*), void*>> destroy_listeners_;
-  std::vector<FunctionId> zone_ids_;               // native zone -> its function
 };
 
 }  // namespace scriptprof::lua

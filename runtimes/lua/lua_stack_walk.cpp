@@ -44,11 +44,12 @@ bool LuaSampler::walk(lua_State* L, int first_level) {
         continue;
       }
       bool boundary = false;
-      FunctionId id = intern(s, &ar, &boundary);
+      int line = 0;
+      FunctionId id = functions_.intern(s, &ar, &boundary, &line);
       if (boundary) return true;
       if (id != kNoFunction) {
         frames_.push_back(id);
-        lines_.push_back(line_);
+        lines_.push_back(line);
       }
       if (linear && !checked) {
         // Checked once per walk on its first frame: the slot read must agree with Lua's own.

@@ -1,10 +1,4 @@
-// Function identity for the Lua adapter: which FunctionId a running function is, and its name.
-//
-// A Lua function is its prototype, keyed by its chunk's source string and its lines (closures
-// of one prototype merge, unless interpret_closures keeps them apart); a C function is its
-// function pointer. Chunks are told apart without keeping their text: a chunk loaded from a
-// string has the whole text as its source, and thousands of such chunks must not cost their
-// text again in the profiler.
+// The Lua adapter's function table (lua_function_table.hpp): identities and names.
 extern "C" {
 #include <lauxlib.h>
 }
@@ -14,25 +8,36 @@ extern "C" {
 
 #include "lua_reachable_names.hpp"
 #include "lua_registry_keys.hpp"
-#include "lua_sampler.hpp"
-#include "lua_source_text.hpp"
+#include "lua_function_table.hpp"
 #include "scriptprof/heap_bytes.hpp"
 
 namespace scriptprof::lua {
 namespace {
 
 constexpr std::uint8_t kNameTries = 4;  // sightings on which to look for a missing name
-constexpr std::size_t kKeptSourceName = 4096;  // "@file"/"=name" sources up to this are kept
 constexpr const char* kAnonymous = "<anonymous>";  // labels add the file and line
 
 }  // namespace
 
-FunctionId LuaSampler::new_function(FunctionInfo info, std::uint32_t chunk, std::uint8_t name_tries,
+void LuaFunctionTable::reset(lua_State* main) {
+  lua_ids_.clear();
+  c_ids_.clear();
+  chunks_.clear();
+  fn_chunk_.clear();
+  name_tries_.clear();
+  closure_no_.clear();
+  closure_by_number_.clear();
+  closures_seen_ = 0;
+  lua_pushnil(main);
+  lua_rawsetp(main, LUA_REGISTRYINDEX, &kClosuresKey);
+}
+
+FunctionId LuaFunctionTable::new_function(FunctionInfo info, std::uint32_t chunk, std::uint8_t name_tries,
                                      lua_Integer closure_no) {
   FunctionId id = engine_.add_function(std::move(info));
   // The engine makes functions of its own too ("(blocked)"): these vectors follow the ids, with
   // no chunk, name or closure number for the engine's.
-  fn_chunk_.resize(id + 1, UINT32_MAX);
+  fn_chunk_.resize(id + 1, LuaChunks::kNone);
   name_tries_.resize(id + 1, 0);
   closure_no_.resize(id + 1, 0);
   fn_chunk_[id] = chunk;
@@ -41,18 +46,18 @@ FunctionId LuaSampler::new_function(FunctionInfo info, std::uint32_t chunk, std:
   return id;
 }
 
-void LuaSampler::rename_function(FunctionId id, const std::string& name) {
+void LuaFunctionTable::rename_function(FunctionId id, const std::string& name) {
   std::string full = closure_no_[id] ? name + " [closure " + std::to_string(closure_no_[id]) + "]" : name;
   engine_.rename_function(id, full);
 }
 
 
-FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
+FunctionId LuaFunctionTable::intern(lua_State* L, lua_Debug* ar, bool* boundary, int* line) {
   lua_getinfo(L, "Sl", ar);
-  line_ = ar->currentline;
+  if (line) *line = ar->currentline;
   if (ar->what[0] == 'C') {
     lua_getinfo(L, "f", ar);
-    void* fp = reinterpret_cast<void*>(lua_tocfunction(L, -1));
+    const void* fp = reinterpret_cast<const void*>(lua_tocfunction(L, -1));
     lua_pop(L, 1);
     if (boundaries_.count(fp)) {
       *boundary = true;
@@ -67,7 +72,7 @@ FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
     lua_getinfo(L, "n", ar);
     return c_function_id(fp, ar->name);
   }
-  const bool closure = settings_.interpret_closures && ar->what[0] != 'm';
+  const bool closure = interpret_closures_ && ar->what[0] != 'm';
   if (closure) {
     // Allegro's :interpret-closures: the closure object is the identity. A weak-keyed table
     // maps each one to its id, so a collected closure's address cannot pass its id on.
@@ -98,12 +103,12 @@ FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
   info.file = ar->short_src;
   info.line = ar->linedefined;
   info.last_line = ar->lastlinedefined;
-  const std::uint32_t chunk = chunk_of(ar);
+  const std::uint32_t chunk = chunks_.chunk_of(ar);
   bool unnamed = false;
   if (ar->what[0] == 'm') {
     info.kind = FunctionKind::Main;
     info.name = "main chunk";
-  } else if (const std::string* declared = declared_name(chunk, ar)) {
+  } else if (const std::string* declared = chunks_.declared_name(chunk, ar)) {
     // The name in the text is the same in every run; a call site's is not.
     info.name = declared->empty() ? kAnonymous : *declared;
   } else {
@@ -136,7 +141,7 @@ FunctionId LuaSampler::intern(lua_State* L, lua_Debug* ar, bool* boundary) {
 
 // A function first seen unnamed (called from C, or by a tail call) takes the name a later
 // call site gives it.
-void LuaSampler::learn_name(lua_State* L, lua_Debug* ar, FunctionId id) {
+void LuaFunctionTable::learn_name(lua_State* L, lua_Debug* ar, FunctionId id) {
   if (name_tries_[id] == 0) return;
   --name_tries_[id];
   lua_getinfo(L, "n", ar);
@@ -154,7 +159,7 @@ void LuaSampler::learn_name(lua_State* L, lua_Debug* ar, FunctionId id) {
 
 // "think" for _G.think, "ai.think" for package.loaded.ai.think: a shallow search, no
 // metamethods (raw access only), nothing allocated.
-bool LuaSampler::global_name(lua_State* L, lua_Debug* ar, std::string* out) {
+bool LuaFunctionTable::global_name(lua_State* L, lua_Debug* ar, std::string* out) {
   if (!lua_checkstack(L, 6)) return false;
   int top = lua_gettop(L);
   lua_getinfo(L, "f", ar);
@@ -186,7 +191,7 @@ bool LuaSampler::global_name(lua_State* L, lua_Debug* ar, std::string* out) {
 
 // Records a closure both ways: closure -> id (weak keys) for identity, and id -> closure (weak
 // values) for profiler.closure(n).
-void LuaSampler::remember_closure(lua_State* L, lua_Debug* ar, FunctionId id) {
+void LuaFunctionTable::remember_closure(lua_State* L, lua_Debug* ar, FunctionId id) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_createtable(L, 0, 2);
@@ -214,7 +219,7 @@ void LuaSampler::remember_closure(lua_State* L, lua_Debug* ar, FunctionId id) {
   lua_settop(L, t - 1);
 }
 
-void LuaSampler::push_closure(lua_State* L, lua_Integer n) {
+void LuaFunctionTable::push_closure(lua_State* L, lua_Integer n) {
   if (n < 1 || static_cast<std::size_t>(n) > closure_by_number_.size() ||
       lua_rawgetp(L, LUA_REGISTRYINDEX, &kClosuresKey) != LUA_TTABLE) {
     lua_pushnil(L);
@@ -226,14 +231,9 @@ void LuaSampler::push_closure(lua_State* L, lua_Integer n) {
   lua_pop(L, 1);
 }
 
-FunctionId LuaSampler::function_of(lua_State* L, lua_Debug* ar) {
-  bool boundary = false;
-  return intern(L, ar, &boundary);
-}
-
-bool LuaSampler::find_function_value(lua_State* L, int idx, FunctionId* out) {
+bool LuaFunctionTable::find_function_value(lua_State* L, int idx, FunctionId* out) {
   if (lua_iscfunction(L, idx)) {
-    auto it = c_ids_.find(reinterpret_cast<void*>(lua_tocfunction(L, idx)));
+    auto it = c_ids_.find(reinterpret_cast<const void*>(lua_tocfunction(L, idx)));
     if (it == c_ids_.end()) return false;
     *out = it->second;
     return true;
@@ -261,10 +261,10 @@ bool LuaSampler::find_function_value(lua_State* L, int idx, FunctionId* out) {
 
 // Names library C functions as "string.rep" from package.loaded, as the debug library's
 // traceback does; call-site names ("rep", "?") are a poor second.
-void LuaSampler::learn_c_names(lua_State* L) {
+void LuaFunctionTable::learn_c_names(lua_State* L) {
   visit_reachable_functions(L, false, [&](const std::string& name) {
     if (!lua_iscfunction(L, -1)) return;
-    void* fp = reinterpret_cast<void*>(lua_tocfunction(L, -1));
+    const void* fp = reinterpret_cast<const void*>(lua_tocfunction(L, -1));
     auto [pos, inserted] = c_names_.emplace(fp, name);
     if (name == "collectgarbage") collector_ = fp;  // Lua 5.4's only measurable GC time
     // Prefer the global name ("print") over a module path ("_G.print").
@@ -272,70 +272,28 @@ void LuaSampler::learn_c_names(lua_State* L) {
   });
 }
 
-// ---- Chunks ------------------------------------------------------------------------------------
-
-std::uint32_t LuaSampler::chunk_of(const lua_Debug* ar) {
-  const std::size_t length = source_length(ar);
-  const std::size_t edge = std::min<std::size_t>(length, sizeof(ChunkRecord::head));
-  auto found = chunk_index_.find(ar->source);
-  if (found != chunk_index_.end()) {
-    const ChunkRecord& c = chunks_[found->second];
-    if (c.length == length && std::memcmp(c.head, ar->source, edge) == 0 &&
-        std::memcmp(c.tail, ar->source + length - edge, edge) == 0)
-      return found->second;
-  }
-  // A new chunk, or another one whose source took the address of a collected one.
-  ChunkRecord c;
-  c.source = ar->source;
-  c.length = length;
-  std::memcpy(c.head, ar->source, edge);
-  std::memcpy(c.tail, ar->source + length - edge, edge);
-  bool named = ar->source[0] == '@' || ar->source[0] == '=';
-  if ((named && length <= kKeptSourceName) || settings_.keep_chunk_text) c.text.assign(ar->source, length);
-  chunks_.push_back(std::move(c));
-  auto index = static_cast<std::uint32_t>(chunks_.size() - 1);
-  chunk_index_[ar->source] = index;
-  return index;
-}
-
-// The name function `ar` (filled with "S") is declared under in its chunk's text ("" for an
-// anonymous one), or null when the text cannot be read or does not show the function (a file
-// changed since it was loaded). The text is scanned once per chunk and not kept.
-const std::string* LuaSampler::declared_name(std::uint32_t chunk, const lua_Debug* ar) {
-  ChunkRecord& c = chunks_[chunk];
-  if (!c.scanned) {
-    c.scanned = true;
-    std::string text, error;
-    if (ar->source[0] == '@') {
-      if (source_text(ar->source, &text, &error)) c.declared = declared_names(text);
-    } else if (ar->source[0] != '=') {
-      c.declared = declared_names(std::string_view(ar->source, source_length(ar)));
-    }
-  }
-  auto it = c.declared.find({ar->linedefined, ar->lastlinedefined});
-  return it == c.declared.end() ? nullptr : &it->second;
-}
-
 // Whether function `id` belongs to the chunk whose source `ar` shows (filled with "S").
-bool LuaSampler::same_chunk(FunctionId id, const lua_Debug* ar) const {
-  std::uint32_t index = fn_chunk_[id];
-  if (index == UINT32_MAX) return false;
-  const ChunkRecord& c = chunks_[index];
-  const std::size_t edge = std::min<std::size_t>(c.length, sizeof(c.head));
-  return c.source == ar->source && c.length == source_length(ar) && std::memcmp(c.head, ar->source, edge) == 0 &&
-         std::memcmp(c.tail, ar->source + c.length - edge, edge) == 0;
+bool LuaFunctionTable::same_chunk(FunctionId id, const lua_Debug* ar) const {
+  return chunks_.holds(fn_chunk_[id], ar);
 }
 
-const std::string* LuaSampler::source_of(FunctionId f) const {
-  if (f >= fn_chunk_.size() || fn_chunk_[f] == UINT32_MAX) return nullptr;
-  const std::string& text = chunks_[fn_chunk_[f]].text;
-  return text.empty() ? nullptr : &text;
+const std::string* LuaFunctionTable::source_of(FunctionId f) const {
+  return f < fn_chunk_.size() ? chunks_.text(fn_chunk_[f]) : nullptr;
+}
+
+bool LuaFunctionTable::credible_c_function(const void* fp) const {
+  if (boundaries_.count(fp) || own_.count(fp)) return false;
+  return c_ids_.count(fp) || c_names_.count(fp);
+}
+
+void LuaFunctionTable::zone_frames(const native::Fiber& f, std::vector<FunctionId>* out) {
+  append_zone_frames(f, &zone_ids_, [&](FunctionInfo info) { return new_function(std::move(info)); }, out);
 }
 
 // The id of C function `fp`, made on first sight with its library name ("string.rep"), else
 // the name its call site gives (null when none: it is looked for again later).
-FunctionId LuaSampler::c_function_id(const void* fp, const char* call_site_name) {
-  void* key = const_cast<void*>(fp);
+FunctionId LuaFunctionTable::c_function_id(const void* fp, const char* call_site_name) {
+  const void* key = fp;
   auto it = c_ids_.find(key);
   if (it != c_ids_.end()) return it->second;
   FunctionInfo info;
@@ -346,25 +304,17 @@ FunctionId LuaSampler::c_function_id(const void* fp, const char* call_site_name)
   else
     info.name = call_site_name ? call_site_name : "?";
   bool unnamed = info.name == "?";
-  FunctionId id = new_function(std::move(info), UINT32_MAX, unnamed ? kNameTries : 0);
+  FunctionId id = new_function(std::move(info), LuaChunks::kNone, unnamed ? kNameTries : 0);
   c_ids_.emplace(key, id);
   return id;
 }
 
-std::size_t LuaSampler::own_bytes() const {
-  std::size_t bytes = heap_block(sizeof(*this)) + heap_bytes(chunks_);
-  for (const ChunkRecord& c : chunks_) {
-    bytes += heap_bytes(c.text) + tree_bytes(c.declared);
-    for (const auto& [lines, name] : c.declared) bytes += heap_bytes(name);
-  }
-  bytes += hash_table_bytes(chunk_index_) + hash_table_bytes(lua_ids_) + hash_table_bytes(c_ids_) +
-           hash_table_bytes(c_names_) + hash_table_bytes(boundaries_) + hash_table_bytes(own_) +
-           hash_table_bytes(excluded_);
+std::size_t LuaFunctionTable::own_bytes() const {
+  std::size_t bytes = chunks_.own_bytes() + hash_table_bytes(lua_ids_) + hash_table_bytes(c_ids_) +
+                      hash_table_bytes(c_names_) + hash_table_bytes(boundaries_) + hash_table_bytes(own_);
   for (const auto& [fp, name] : c_names_) bytes += heap_bytes(name);
-  bytes += heap_bytes(fn_chunk_) + heap_bytes(name_tries_) + heap_bytes(closure_no_) + heap_bytes(closure_by_number_) +
-           heap_block(fn_ids_.bytes()) + heap_bytes(frames_) + heap_bytes(lines_) + heap_bytes(zone_ids_) +
-           heap_bytes(count_list_);
-  return bytes;
+  return bytes + heap_bytes(fn_chunk_) + heap_bytes(name_tries_) + heap_bytes(closure_no_) +
+         heap_bytes(closure_by_number_) + heap_bytes(zone_ids_);
 }
 
 }  // namespace scriptprof::lua
