@@ -33,8 +33,8 @@ struct Profiler::Session {
   void let_go_of_sampler() {
     if (!sampler) return;
     sampler->forget_destroy(this);
-    if (ran && !sampler->active()) {
-      kept = sampler->shared_profile(lua::SampleKind::Time);
+    if (ran && !sampler->engine().active()) {
+      kept = sampler->engine().shared_profile(lua::SampleKind::Time);
       sampler->reset();
     }
     sampler = nullptr;
@@ -56,7 +56,7 @@ struct Profiler::Session {
 #ifdef SCRIPTPROF_WITH_ANGELSCRIPT
     if (script) return script->shared_profile(SampleKind::Time);
 #endif
-    return sampler ? sampler->shared_profile(lua::SampleKind::Time) : kept;
+    return sampler ? sampler->engine().shared_profile(lua::SampleKind::Time) : kept;
   }
 };
 
@@ -174,7 +174,7 @@ void Profiler::state_closed(void* context) {
   // On the state's thread, inside lua_close: the sampler has stopped and is going away.
   auto* s = static_cast<Session*>(context);
   std::lock_guard<std::mutex> lock(s->owner->mutex_);
-  s->kept = s->sampler->shared_profile(lua::SampleKind::Time);
+  s->kept = s->sampler->engine().shared_profile(lua::SampleKind::Time);
   if (s->running && s->thread == std::this_thread::get_id()) native::set_thread_listener(nullptr);
   s->running = false;
   s->sampler = nullptr;
@@ -217,9 +217,9 @@ bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
     if (other.get() != s && other->running && other->thread == std::this_thread::get_id())
       return fail(error, "start: this thread already samples " +
                              (other->L ? state_name(other->L) : std::string("its native code")) + "; stop that first");
-  if (s->sampler && s->sampler->active())
+  if (s->sampler && s->sampler->engine().active())
     return fail(error, "start: " + state_name(L) + " is already profiled through the Lua module; stop that first");
-  if (s->sampler && s->sampler->profile().health.limit_reached)
+  if (s->sampler && s->sampler->engine().profile().health.limit_reached)
     return fail(error, "start: " + state_name(L) + " reached max_samples (" + std::to_string(options_.max_samples) +
                            "); take the profile and reset first");
   // Past the checks above, only the system can refuse: the timer, the signal handler, memory.
@@ -263,7 +263,7 @@ bool Profiler::detach(lua_State* L, std::string* error) {
     if (!s || !L) return fail(error, "detach: " + state_name(L) + " is not attached");
     if (!s->running) {
       if (s->sampler) {
-        s->kept = s->sampler->shared_profile(lua::SampleKind::Time);
+        s->kept = s->sampler->engine().shared_profile(lua::SampleKind::Time);
         s->let_go_of_sampler();
       }
       return true;

@@ -52,7 +52,7 @@ void finish_report() {
 }
 
 void release_program_clock() {
-  if (g_run.sampler) g_run.sampler->release_program_clock();
+  if (g_run.sampler) g_run.sampler->engine().release_clock();
 }
 
 struct MainArgs {
@@ -94,7 +94,7 @@ int protected_main(lua_State* L) {
   for (SampleKind k : {SampleKind::Time, SampleKind::Gc, SampleKind::Space})
     if ((k == SampleKind::Time && settings.sample_time) || (k == SampleKind::Gc && settings.gc_samples) ||
         (k == SampleKind::Space && settings.alloc_bytes)) {
-      g_run.profiles.emplace_back(k, g_run.sampler->shared_profile(k));
+      g_run.profiles.emplace_back(k, g_run.sampler->engine().shared_profile(k));
       g_run.profiles.back().second->name = has_script ? a->argv[script] : "(command line)";
     }
   for (const Options::LuaArg& arg : o.lua_args)

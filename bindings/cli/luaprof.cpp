@@ -139,9 +139,9 @@ int protected_main(lua_State* L) {
     using scriptprof::lua::SampleKind;
     const auto& st = a->options->run;
     for (SampleKind k : {SampleKind::Time, SampleKind::Gc, SampleKind::Space})
-      if ((k == SampleKind::Time && g_run.sampler->primary_kind() == SampleKind::Time) ||
+      if ((k == SampleKind::Time && g_run.sampler->engine().primary_kind() == SampleKind::Time) ||
           (k == SampleKind::Gc && st.gc_samples) || (k == SampleKind::Space && st.alloc_bytes)) {
-        g_run.profiles.emplace_back(k, g_run.sampler->shared_profile(k));
+        g_run.profiles.emplace_back(k, g_run.sampler->engine().shared_profile(k));
         g_run.profiles.back().second->name = has_script ? a->argv[script] : "(command line)";
       }
   }
@@ -172,7 +172,7 @@ int protected_main(lua_State* L) {
 }  // namespace
 
 static void release_program_clock() {
-  if (g_run.sampler) g_run.sampler->release_program_clock();  // the script's time starts here
+  if (g_run.sampler) g_run.sampler->engine().release_clock();  // the script's time starts here
 }
 
 int main(int argc, char** argv) {

@@ -73,7 +73,7 @@ int l_proc_call_data(lua_State* L) {
     lua_pushnil(L);
     return 1;
   }
-  push_call_data(L, s->profile(), function_stats(s->profile(), f));
+  push_call_data(L, s->engine().profile(), function_stats(s->engine().profile(), f));
   return 1;
 }
 
@@ -134,7 +134,7 @@ int l_stats(lua_State* L) {
   std::size_t profile_bytes = 0;
   std::uint64_t samples = 0, stacks = 0;
   for (SampleKind kind : {SampleKind::Time, SampleKind::Gc, SampleKind::Space}) {
-    const Profile& p = s->profile(kind);
+    const Profile& p = s->engine().profile(kind);
     profile_bytes += p.bytes();
     samples += p.health.samples_taken;
     stacks += p.tree.size();
@@ -143,7 +143,7 @@ int l_stats(lua_State* L) {
   set_count(L, -1, "bytes", profile_bytes + s->own_bytes());
   set_count(L, -1, "profile_bytes", profile_bytes);
   set_count(L, -1, "sampler_bytes", s->own_bytes());
-  set_count(L, -1, "functions", s->profile().functions.size());
+  set_count(L, -1, "functions", s->engine().profile().functions.size());
   set_count(L, -1, "stacks", stacks);
   set_count(L, -1, "samples", samples);
   return 1;

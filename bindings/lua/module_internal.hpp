@@ -27,7 +27,7 @@ struct ModuleState {
 inline ModuleState* module_state(lua_State* L) {
   return static_cast<ModuleState*>(lua_touserdata(L, lua_upvalueindex(1)));
 }
-inline Profile& last_profile(lua_State* L) { return attach_sampler(L)->profile(); }
+inline Profile& last_profile(lua_State* L) { return attach_sampler(L)->engine().profile(); }
 
 // ---- Options (module_options.cpp) ----
 struct RunOptions {

@@ -28,13 +28,13 @@ int profile_argument(lua_State* L, const Profile** p) {
     return 2;
   }
   ModuleSampler* s = attach_sampler(L);
-  s->mark_analyzed();
-  *p = &s->profile();
-  if (s->sampling()) {
+  s->engine().mark_analyzed();
+  *p = &s->engine().profile();
+  if (s->engine().sampling()) {
     // The profile's time is added when sampling stops: a report now shows the time so far.
     Profile& live = module_state(L)->live;
-    live = s->profile();
-    live.total_seconds = s->accumulated_seconds();
+    live = s->engine().profile();
+    live.total_seconds = s->engine().accumulated_seconds();
     live.gc_seconds = live.collector_seconds();
     *p = &live;
   }
@@ -194,7 +194,7 @@ int l_read(lua_State* L) {
   const char* path = luaL_checkstring(L, 1);
   const char* format = luaL_optstring(L, 2, "");
   ModuleSampler* s = attach_sampler(L);
-  if (s->active()) luaL_error(L, "cannot read a profile while the profiler is active");
+  if (s->engine().active()) luaL_error(L, "cannot read a profile while the profiler is active");
   bool ok;
   {
     auto profile = std::make_shared<Profile>();
@@ -220,10 +220,10 @@ int l_read(lua_State* L) {
 int l_save_current_profile(lua_State* L) {
   static const char* const kinds[] = {"time", "gc", "space", nullptr};
   ModuleSampler* s = attach_sampler(L);
-  if (s->active()) luaL_error(L, "stop the profiler before saving its profile");
-  int k = lua_isnoneornil(L, 1) ? static_cast<int>(s->primary_kind()) : luaL_checkoption(L, 1, nullptr, kinds);
-  s->mark_analyzed();
-  push_profile_object(L, std::make_shared<const Profile>(s->profile(static_cast<SampleKind>(k))), kinds[k]);
+  if (s->engine().active()) luaL_error(L, "stop the profiler before saving its profile");
+  int k = lua_isnoneornil(L, 1) ? static_cast<int>(s->engine().primary_kind()) : luaL_checkoption(L, 1, nullptr, kinds);
+  s->engine().mark_analyzed();
+  push_profile_object(L, std::make_shared<const Profile>(s->engine().profile(static_cast<SampleKind>(k))), kinds[k]);
   return 1;
 }
 
@@ -238,7 +238,7 @@ int l_annotate(lua_State* L) {
   lua_getinfo(L, ">S", &ar);
   FunctionId f;
   bool found = s->find_function_value(L, 1, &f);
-  s->mark_analyzed();
+  s->engine().mark_analyzed();
   bool written;
   {
     std::string text;
@@ -248,7 +248,7 @@ int l_annotate(lua_State* L) {
       std::vector<std::string> lines;
       std::string error;
       if (!source_lines(ar.source, &lines, &error)) text = "(" + error + ": only the sampled lines)\n";
-      text += annotated_source(s->profile(), f, lines);
+      text += annotated_source(s->engine().profile(), f, lines);
     }
     written = emit(L, 2, text);
   }

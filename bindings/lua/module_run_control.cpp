@@ -16,7 +16,7 @@ namespace scriptprof::lua::module {
 // Starts a run; `options` (a stack index, or 0) gives the count list and the excluded processes.
 void start_or_raise(lua_State* L, const SamplerSettings& settings, int options = 0) {
   ModuleSampler* s = attach_sampler(L);
-  if (s->active()) luaL_error(L, "the profiler is already active (call profiler.stop() first)");
+  if (s->engine().active()) luaL_error(L, "the profiler is already active (call profiler.stop() first)");
   if (options) lua_getfield(L, options, "count_list");
   else lua_pushnil(L);
   s->set_count_list(L, -1);  // nil clears
@@ -67,7 +67,7 @@ int run_profiled(lua_State* L, RunOptions o) {
   for (lua_Integer left = o.loop; left > 0; --left) {
     lua_settop(L, 3);
     lua_pushvalue(L, 1);
-    s->release_program_clock();
+    s->engine().release_clock();
     if (lua_pcall(L, 0, LUA_MULTRET, 0) != 0) {
       lua_pushcfunction(L, run_guard_close_function());
       lua_pushvalue(L, 3);
@@ -89,7 +89,7 @@ int run_next(lua_State* L, int, lua_KContext) {
     lua_pushinteger(L, lua_tointeger(L, 4) - 1);
     lua_replace(L, 4);
     lua_pushvalue(L, 1);
-    attach_sampler(L)->release_program_clock();
+    attach_sampler(L)->engine().release_clock();
     lua_callk(L, 0, LUA_MULTRET, 0, run_next);
   }
   int nresults = lua_gettop(L) - 4;
@@ -143,7 +143,7 @@ int l_start_profiler(lua_State* L) {
 
 ModuleSampler* resume_or_raise(lua_State* L, bool hold_clock) {
   ModuleSampler* s = attach_sampler(L);
-  if (!s->active()) luaL_error(L, "the profiler is not started (call profiler.start_profiler first)");
+  if (!s->engine().active()) luaL_error(L, "the profiler is not started (call profiler.start_profiler first)");
   std::string error;
   if (!s->resume_sampling(L, &error, hold_clock)) {
     lua_pushfstring(L, "cannot resume sampling: %s", error.c_str());
@@ -159,12 +159,12 @@ int l_start_sampling(lua_State* L) {
 }
 
 int l_stop_sampling(lua_State* L) {
-  attach_sampler(L)->suspend_sampling();
+  attach_sampler(L)->engine().suspend();
   return 0;
 }
 
 int sampling_guard_close(lua_State* L) {
-  attach_sampler(L)->suspend_sampling();
+  attach_sampler(L)->engine().suspend();
   return 0;
 }
 
@@ -176,16 +176,16 @@ int l_with_sampling(lua_State* L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   const int nargs = lua_gettop(L) - 1;
   ModuleSampler* s = resume_or_raise(L, true);  // held until fn is called, as in run_profiled
-  s->release_program_clock();
+  s->engine().release_clock();
   const int status = lua_pcall(L, nargs, LUA_MULTRET, 0);
-  s->suspend_sampling();
+  s->engine().suspend();
   if (status != 0) return lua_error(L);
   return lua_gettop(L);
 }
 #else
 // with_sampling's end: fn's results are above the guard at 1.
 int with_sampling_done(lua_State* L, int, lua_KContext) {
-  attach_sampler(L)->suspend_sampling();
+  attach_sampler(L)->engine().suspend();
   return lua_gettop(L) - 1;
 }
 
@@ -198,7 +198,7 @@ int l_with_sampling(lua_State* L) {
   luaL_setmetatable(L, kSamplingGuardMeta);
   lua_insert(L, 1);  // guard, fn, args...: an error in fn still suspends
   lua_toclose(L, 1);
-  s->release_program_clock();
+  s->engine().release_clock();
   lua_callk(L, nargs, LUA_MULTRET, 0, with_sampling_done);  // fn may yield across it
   return with_sampling_done(L, LUA_OK, 0);
 }
@@ -207,7 +207,7 @@ int l_with_sampling(lua_State* L) {
 // profiler.status() -> "inactive" | "suspended" | "sampling" | "saved" | "analyzed"
 int l_status(lua_State* L) {
   static const char* const names[] = {"inactive", "suspended", "sampling", "saved", "analyzed"};
-  lua_pushstring(L, names[static_cast<int>(attach_sampler(L)->status())]);
+  lua_pushstring(L, names[static_cast<int>(attach_sampler(L)->engine().status())]);
   return 1;
 }
 
@@ -241,7 +241,7 @@ int l_reset(lua_State* L) {
   double period = secs + usecs / 1e6;
   if (std::isnan(period) || !(period >= 1.0 / kMaxHz))
     luaL_argerror(L, 1, "the sampling period must be at least 10 microseconds (100000 Hz)");
-  if (attach_sampler(L)->active()) luaL_error(L, "cannot reset while the profiler is active");
+  if (attach_sampler(L)->engine().active()) luaL_error(L, "cannot reset while the profiler is active");
   SamplerSettings& st = module_state(L)->settings;
   st.period_ns = static_cast<std::uint64_t>(std::llround(period * 1e9));
   st.count_calls = lua_toboolean(L, 3);
@@ -262,12 +262,12 @@ int l_stop(lua_State* L) {
 }
 
 int l_active(lua_State* L) {
-  lua_pushboolean(L, attach_sampler(L)->active());
+  lua_pushboolean(L, attach_sampler(L)->engine().active());
   return 1;
 }
 
 int l_accumulated_time(lua_State* L) {
-  lua_pushnumber(L, attach_sampler(L)->accumulated_seconds());
+  lua_pushnumber(L, attach_sampler(L)->engine().accumulated_seconds());
   return 1;
 }
 

@@ -34,8 +34,8 @@ std::vector<PendingReport*>* g_pending = nullptr;  // never freed: atexit may ru
 // Stops the run and writes its report where it was asked for.
 bool write_report(PendingReport* p, std::string* error) {
   p->sampler->stop();
-  p->sampler->mark_analyzed();
-  std::string text = statprof_flat_report(p->sampler->profile());
+  p->sampler->engine().mark_analyzed();
+  std::string text = statprof_flat_report(p->sampler->engine().profile());
   if (p->to_file) return write_file_atomically(p->file, text, error);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);

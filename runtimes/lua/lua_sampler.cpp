@@ -146,7 +146,6 @@ bool LuaSampler::resume_sampling(lua_State* L, std::string* error, bool hold_clo
   return engine_.resume(error, hold_clock);
 }
 
-void LuaSampler::suspend_sampling() { engine_.suspend(); }
 
 void LuaSampler::stop() {
   if (!engine_.active()) return;

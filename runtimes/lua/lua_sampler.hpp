@@ -77,8 +77,10 @@ class LuaSampler final : private RuntimeAdapter {
   ~LuaSampler();
   LuaSampler(const LuaSampler&) = delete;
   LuaSampler& operator=(const LuaSampler&) = delete;
-  // The engine this sampler drives: tests hand it ticks as the timer does.
+  // The engine this sampler drives: a run's state, its clock and its profiles are asked of it
+  // (active(), status(), profile(kind), ...); tests hand it ticks as the timer does.
   SamplerEngine& engine() { return engine_; }
+  const SamplerEngine& engine() const { return engine_; }
   // Lua 5.1 names no main thread: the attach's state stands in until the main one is seen.
   lua_State* main_thread() const { return main_; }
   void set_main_thread(lua_State* main);
@@ -108,27 +110,12 @@ class LuaSampler final : private RuntimeAdapter {
   // Suspends and resumes collection within a run (Allegro's stop-sampling/start-sampling);
   // suspended time is not profiled time. resume_sampling fails once max_samples was reached;
   // L is the running thread, `hold_clock` as in SamplerSettings.
+  // (Suspending is the engine's alone: engine().suspend().)
   bool resume_sampling(lua_State* L, std::string* error, bool hold_clock = false);
-  void suspend_sampling();
-  // The profiled code starts now: program time runs from here after a held start. Idempotent.
-  void release_program_clock() { engine_.release_clock(); }
-  bool active() const { return engine_.active(); }
-  bool sampling() const { return engine_.sampling(); }
-  SamplerStatus status() const { return engine_.status(); }
-  // A report was made from the last run (status "analyzed").
-  void mark_analyzed() { engine_.mark_analyzed(); }
-  // Profiled seconds over every run since the last reset, the current one included.
-  double accumulated_seconds() const { return engine_.accumulated_seconds(); }
   // Bytes of the Lua objects the profiler made (closures, tables, threads), which Lua counts in
   // its heap but which live in the allocator tap's arena, outside the host's.
   std::size_t own_heap_bytes() const { return tap_->arena_bytes(); }
 
-  // The profile of the last run that the reports show by default: time, or else gc or space
-  // when only those were asked for. Its time accumulates over start/stop pairs.
-  Profile& profile() { return engine_.profile(); }
-  Profile& profile(SampleKind kind) { return engine_.profile(kind); }
-  std::shared_ptr<Profile> shared_profile(SampleKind kind) { return engine_.shared_profile(kind); }
-  SampleKind primary_kind() const { return engine_.primary_kind(); }
   // Starts fresh profiles (drops samples and the function caches). Not while active.
   void reset();
   // Makes `profile` (e.g. read from a file) the last run, for reports and writers.

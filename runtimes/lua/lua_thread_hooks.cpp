@@ -112,7 +112,7 @@ void LuaSampler::lift_counting_hook(lua_State* L) {
   if (!record) return;
   record->lifted = true;
   lifted_ = true;
-  profile().health.counting_lifts += 1;
+  engine_.profile().health.counting_lifts += 1;
   SamplerEngine::ArmMove move(engine_);
   set_hook(L, record->program.hook, record->program.mask, record->program.count);
 }

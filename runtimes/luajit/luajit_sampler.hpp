@@ -48,8 +48,10 @@ class LuaJitSampler final : private RuntimeAdapter {
   ~LuaJitSampler() { stop(); }
   LuaJitSampler(const LuaJitSampler&) = delete;
   LuaJitSampler& operator=(const LuaJitSampler&) = delete;
-  // The engine this sampler drives: tests hand it ticks as the timer does.
+  // The engine this sampler drives: a run's state, its clock and its profiles are asked of it
+  // (active(), status(), profile(kind), ...); tests hand it ticks as the timer does.
   SamplerEngine& engine() { return engine_; }
+  const SamplerEngine& engine() const { return engine_; }
 
   // Starts a run on L (running on the calling thread): LuaJIT's profiler hook, the timer, and
   // with count_calls the call hook (JIT off). False with a reason when it cannot start.
@@ -57,21 +59,8 @@ class LuaJitSampler final : private RuntimeAdapter {
   // Ends the run: the timer, LuaJIT's profiler and every hook are removed, the JIT's mode is
   // restored, and the functions met take the names under which they are reachable. Idempotent.
   void stop();
-  bool active() const { return engine_.active(); }
-  bool sampling() const { return engine_.sampling(); }
-  RunStatus status() const { return engine_.status(); }
-  // The profiled code starts now (after a start with settings.hold_clock).
-  void release_program_clock() { engine_.release_clock(); }
-  // Suspends and resumes collection within a run (Allegro's stop-sampling/start-sampling).
+  // Resumes collection within a run (Allegro's start-sampling; suspending is engine().suspend()).
   bool resume_sampling(lua_State* L, std::string* error, bool hold_clock = false);
-  void suspend_sampling() { engine_.suspend(); }
-  void mark_analyzed() { engine_.mark_analyzed(); }
-  double accumulated_seconds() const { return engine_.accumulated_seconds(); }
-
-  Profile& profile() { return engine_.profile(); }
-  Profile& profile(SampleKind kind) { return engine_.profile(kind); }
-  std::shared_ptr<Profile> shared_profile(SampleKind kind) { return engine_.shared_profile(kind); }
-  SampleKind primary_kind() const { return engine_.primary_kind(); }
   // Fresh profiles and function caches (not while active); a profile read from a file as the last run.
   void reset();
   void adopt(std::shared_ptr<Profile> profile) { engine_.adopt(std::move(profile)); }

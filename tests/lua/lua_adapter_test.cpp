@@ -73,8 +73,8 @@ TEST_CASE("a profiled run restores the host's own hook exactly") {
   CHECK(lua_gethookmask(s.L) == LUA_MASKCOUNT);
   CHECK(lua_gethookcount(s.L) == 1000);
   CHECK(host_hook_calls > 1000);  // it kept firing during the run
-  CHECK(sampler->profile().sample_weight() > 0);
-  CHECK(check_invariants(sampler->profile()).empty());
+  CHECK(sampler->engine().profile().sample_weight() > 0);
+  CHECK(check_invariants(sampler->engine().profile()).empty());
 }
 
 namespace {
@@ -116,7 +116,7 @@ TEST_CASE("wall clock: time blocked in a C function is (blocked) - and functions
       f(3000)
     end)");
   sampler->stop();
-  const Profile& p = sampler->profile();
+  const Profile& p = sampler->engine().profile();
   CHECK(check_invariants(p).empty());
   CHECK(p.health.off_cpu > 50);  // ~100 ms blocked at 2 kHz: ~200 ticks, most seen off the CPU
   std::uint64_t blocked = 0;
@@ -137,7 +137,7 @@ TEST_CASE("wall clock: a sleep's ticks are the sleeping C function's, not what r
     local function sleeper() nap(0.004) end
     for _ = 1, 50 do sleeper() after() end)");
   sampler->stop();
-  const Profile& p = sampler->profile();
+  const Profile& p = sampler->engine().profile();
   CHECK(check_invariants(p).empty());
   std::uint64_t under_nap = 0, elsewhere = 0;
   for (NodeId n = 0; n < p.tree.size(); ++n) {
@@ -194,7 +194,7 @@ TEST_CASE("A Lua 5.4 frame loop's split between its functions is its CPU time's,
     lua_getglobal(s.L, "truth");
     const double truth = lua_tonumber(s.L, -1);
     lua_pop(s.L, 1);
-    const Profile& p = sampler->profile();
+    const Profile& p = sampler->engine().profile();
     const double a = static_cast<double>(cumulative_of(p, "step (")), b = static_cast<double>(cumulative_of(p, "paint ("));
     INFO((clock == TimerClock::Cpu ? "cpu" : "wall") << " clock: step " << a << ", paint " << b << " samples; CPU time says "
                                                      << truth);
@@ -212,7 +212,7 @@ TEST_CASE("start twice is refused with a reason") {
   CHECK_FALSE(sampler->start(s.L, at(100), &error));
   CHECK(error == "the profiler is already active");
   sampler->stop();
-  CHECK_FALSE(sampler->active());
+  CHECK_FALSE(sampler->engine().active());
 }
 
 TEST_CASE("a C host resuming a coroutine itself tells the adapter and samples follow") {
@@ -235,7 +235,7 @@ TEST_CASE("a C host resuming a coroutine itself tells the adapter and samples fo
   }
   sampler->stop();
   REQUIRE(status == LUA_OK);
-  const Profile& p = sampler->profile();
+  const Profile& p = sampler->engine().profile();
   INFO(statprof_flat_report(p));
   CHECK(self_of(p, "busy (") >= p.sample_weight() * 9 / 10);
   CHECK(check_invariants(p).empty());
@@ -268,8 +268,8 @@ TEST_CASE("many start and stop cycles keep working and keep one profile") {
     sampler->stop();
   }
   CHECK(lua_gethook(s.L) == nullptr);
-  CHECK(check_invariants(sampler->profile()).empty());
-  CHECK(sampler->accumulated_seconds() > 0.0);
+  CHECK(check_invariants(sampler->engine().profile()).empty());
+  CHECK(sampler->engine().accumulated_seconds() > 0.0);
 }
 
 // Both run modes: the one that watches sizes and frees (allocation sampling, call counting),
@@ -306,7 +306,7 @@ TEST_CASE("the allocator tap passes failures and frees through, and the host's h
   lua_gc(L, LUA_GCCOLLECT);
   const long long lua_heap = static_cast<long long>(lua_gc(L, LUA_GCCOUNT)) * 1024 + lua_gc(L, LUA_GCCOUNTB);
   CHECK(host.live + static_cast<long long>(s->own_heap_bytes()) == lua_heap);
-  const Profile& space = s->profile(SampleKind::Space);
+  const Profile& space = s->engine().profile(SampleKind::Space);
   if (sample_space)
     CHECK(space.sample_weight() > 20000 * 40);  // at least the tables' headers were sampled
   else
@@ -452,7 +452,7 @@ TEST_CASE("ten universes count their own calls exactly, through either lookup of
   const std::uint64_t calls[] = {177, 287, 465, 753, 1219};  // calls of fib(10) ... fib(14)
   for (int i = 0; i < kUniverses; ++i) {
     samplers[i]->stop();
-    const Profile& p = samplers[i]->profile();
+    const Profile& p = samplers[i]->engine().profile();
     std::uint64_t fib_calls = 0;
     for (FunctionId f = 0; f < p.functions.size(); ++f)
       if (p.functions.label(f).rfind("fib", 0) == 0) fib_calls = p.counts(f).calls.value_or(0);

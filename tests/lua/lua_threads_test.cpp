@@ -48,7 +48,7 @@ void profile_in_thread(int index, int threads, ThreadResult* out) {
   if (luaL_dostring(L, code.c_str()) != LUA_OK) {
     out->error = lua_tostring(L, -1);
   } else {
-    const Profile& p = attach_sampler(L)->profile();
+    const Profile& p = attach_sampler(L)->engine().profile();
     out->samples = p.sample_weight();
     for (FunctionId f = 0; f < p.functions.size(); ++f) {
       const std::string& label = p.functions.label(f);

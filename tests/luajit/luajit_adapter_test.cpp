@@ -81,7 +81,7 @@ TEST_CASE("A known split is measured inside compiled code, with the JIT on") {
   CHECK(s.boolean("jit.status()"));
   REQUIRE(s.run(kSplit).empty());
   sampler.stop();
-  const Profile& p = sampler.profile();
+  const Profile& p = sampler.engine().profile();
   FunctionId heavy = function_named(p, "heavy"), light = function_named(p, "light"), spin = function_named(p, "spin");
   REQUIRE(heavy != scriptprof::kNoFunction);
   REQUIRE(light != scriptprof::kNoFunction);
@@ -106,7 +106,7 @@ TEST_CASE("Time in LuaJIT's collector is a (gc) frame, and the profile's GC time
     for i = 1, 3000000 do keep[i % 5000 + 1] = { i, tostring(i) } end
   )").empty());
   sampler.stop();
-  const Profile& p = sampler.profile();
+  const Profile& p = sampler.engine().profile();
   FunctionId gc = function_named(p, "(gc)");
   REQUIRE(gc != scriptprof::kNoFunction);
   CHECK(p.functions.info(gc).collector);
@@ -128,9 +128,9 @@ TEST_CASE("LuaJIT functions are named by their declarations and their libraries"
   )").empty());
   // Compiled, update() takes a few milliseconds: run it until the profile holds 100 samples
   // (with 2 it named only the main chunk and a C frame, now and then on a loaded machine).
-  for (int i = 0; i < 500 && sampler.profile().sample_count() < 100; ++i) REQUIRE(s.run("run_update()").empty());
+  for (int i = 0; i < 500 && sampler.engine().profile().sample_count() < 100; ++i) REQUIRE(s.run("run_update()").empty());
   sampler.stop();
-  const Profile& p = sampler.profile();
+  const Profile& p = sampler.engine().profile();
   std::string seen;  // what the profile holds, for a failure's message
   for (FunctionId f = 0; f < p.functions.size(); ++f)
     seen += p.functions.label(f) + ": self " + std::to_string(p.counts(f).self) + ", cumulative " +
@@ -152,7 +152,7 @@ TEST_CASE("Exact counts turn the JIT off for the run and back on at its end") {
   REQUIRE(s.run("function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end fib(15)").empty());
   sampler.stop();
   CHECK(s.boolean("jit.status()"));
-  const Profile& p = sampler.profile();
+  const Profile& p = sampler.engine().profile();
   FunctionId fib = function_named(p, "fib");
   REQUIRE(fib != scriptprof::kNoFunction);
   CHECK(p.counts(fib).calls.value_or(0) == 1973);  // fib(15) makes 1973 calls
@@ -210,7 +210,7 @@ TEST_CASE("Start and stop cycles leave SIGPROF as it was and a program's results
     sigaction(SIGPROF, nullptr, &sa);
     CHECK(sa.sa_handler == before.sa_handler);
   }
-  CHECK(sampler.profile().sample_weight() > 0);
+  CHECK(sampler.engine().profile().sample_weight() > 0);
 }
 
 TEST_CASE("A coroutine's samples sit under the frames that resumed it, wrap included") {
@@ -225,7 +225,7 @@ TEST_CASE("A coroutine's samples sit under the frames that resumed it, wrap incl
     outer() driver()
   )").empty());
   sampler.stop();
-  const Profile& p = sampler.profile();
+  const Profile& p = sampler.engine().profile();
   FunctionId inner = function_named(p, "inner"), outer = function_named(p, "outer"), driver = function_named(p, "driver");
   REQUIRE(inner != scriptprof::kNoFunction);
   REQUIRE(outer != scriptprof::kNoFunction);
@@ -299,7 +299,7 @@ TEST_CASE("gc samples: a stack after every LuaJIT collection, charged to the cod
     cycles_seen = collectgarbage("count")
   )").empty());
   sampler.stop();
-  const Profile& p = sampler.shared_profile(scriptprof::SampleKind::Gc).operator*();
+  const Profile& p = sampler.engine().shared_profile(scriptprof::SampleKind::Gc).operator*();
   FunctionId churn = function_named(p, "churn"), quiet = function_named(p, "quiet");
   REQUIRE(churn != scriptprof::kNoFunction);
   CHECK(p.sample_weight() >= 5);  // one per cycle: 4M small tables make several cycles
@@ -313,7 +313,7 @@ TEST_CASE("gc samples: a stack after every LuaJIT collection, charged to the cod
   REQUIRE(sampler.start(s.L, settings, &error));
   REQUIRE(s.run("collectgarbage() collectgarbage()").empty());
   sampler.stop();
-  CHECK(sampler.shared_profile(scriptprof::SampleKind::Gc)->sample_weight() - before == 2);
+  CHECK(sampler.engine().shared_profile(scriptprof::SampleKind::Gc)->sample_weight() - before == 2);
 }
 
 TEST_CASE("Allocation samples: bytes charged to the code that allocated them, JIT on") {
@@ -331,7 +331,7 @@ TEST_CASE("Allocation samples: bytes charged to the code that allocated them, JI
     for _ = 1, 5 do big() small() end
   )").empty());
   sampler.stop();
-  const Profile& p = *sampler.shared_profile(scriptprof::SampleKind::Space);
+  const Profile& p = *sampler.engine().shared_profile(scriptprof::SampleKind::Space);
   FunctionId big = function_named(p, "big"), small = function_named(p, "small");
   REQUIRE(big != scriptprof::kNoFunction);
   REQUIRE(small != scriptprof::kNoFunction);
@@ -352,7 +352,7 @@ TEST_CASE("Time in a C function is a (C) frame under its Lua caller, not the cal
     build()
   )").empty());
   sampler.stop();
-  const Profile& p = sampler.profile();
+  const Profile& p = sampler.engine().profile();
   FunctionId c = function_named(p, "(C)"), build = function_named(p, "build");
   REQUIRE(c != scriptprof::kNoFunction);
   REQUIRE(build != scriptprof::kNoFunction);
@@ -395,7 +395,7 @@ TEST_CASE("A sleep on the wall clock is uncut, its ticks kept under (blocked), n
     sampler.stop();
     INFO(hz << " Hz");
     CHECK(s.boolean("result <= 1"));  // EINTR at most once, from a tick sent before the sleep
-    const Profile& p = sampler.profile();
+    const Profile& p = sampler.engine().profile();
     FunctionId sleeper = function_named(p, "sleeper"), blocked = function_named(p, "(blocked)");
     REQUIRE(sleeper != scriptprof::kNoFunction);
     REQUIRE(blocked != scriptprof::kNoFunction);
@@ -459,7 +459,7 @@ TEST_CASE("A frame loop's split between its functions is its CPU time's, on eith
     lua_getglobal(s.L, "truth");
     const double truth = lua_tonumber(s.L, -1);
     lua_pop(s.L, 1);
-    const Profile& p = sampler.profile();
+    const Profile& p = sampler.engine().profile();
     FunctionId step = function_named(p, "step"), paint = function_named(p, "paint");
     REQUIRE(step != scriptprof::kNoFunction);
     REQUIRE(paint != scriptprof::kNoFunction);
@@ -507,5 +507,5 @@ TEST_CASE("A recursion overflows LuaJIT's stack at the same depth with the sampl
   sampler.stop();
   lua_getglobal(s.L, "result");
   CHECK(lua_tostring(s.L, -1) == expected);
-  CHECK(sampler.profile().sample_weight() > 50);
+  CHECK(sampler.engine().profile().sample_weight() > 50);
 }
