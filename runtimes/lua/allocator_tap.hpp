@@ -22,6 +22,21 @@ namespace scriptprof::lua {
 
 class LuaSampler;
 
+// Brackets the profiler's own work on a state (the flag is AllocatorTap::own_work()): the blocks
+// Lua makes meanwhile come from the tap's arena, not the host's heap, and no sample or blocked
+// arm lands in it. Never around a call into the program's code.
+class OwnWorkScope {
+ public:
+  explicit OwnWorkScope(std::atomic<bool>& flag) : flag_(flag), was_(flag_.exchange(true)) {}
+  ~OwnWorkScope() { flag_.store(was_); }
+  OwnWorkScope(const OwnWorkScope&) = delete;
+  OwnWorkScope& operator=(const OwnWorkScope&) = delete;
+
+ private:
+  std::atomic<bool>& flag_;
+  const bool was_;
+};
+
 class AllocatorTap {
  public:
   enum class Mode {
@@ -33,7 +48,7 @@ class AllocatorTap {
   // The tap of `main`'s state for `sampler`, in Idle mode: the one a former sampler left at
   // the head of the chain, or a new one put there.
   static AllocatorTap* attach(lua_State* main, LuaSampler* sampler);
-  // True while the sampler does its own work (LuaSampler::OwnWork): the sampler's own flag,
+  // True while the sampler does its own work (OwnWorkScope): the sampler's own flag,
   // kept here beside what every allocation reads.
   std::atomic<bool>& own_work() { return own_work_; }
   void set_mode(Mode mode) { mode_ = mode; }

@@ -57,14 +57,14 @@ FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
 }
 
 void LuaSampler::update_quick_counting() {
-  quick_counting_ = counting_ && count_list_.empty() && !program_hooks_ &&
+  quick_counting_ = counting_ && count_list_.empty() && !sharing_.program_hooks() &&
                     g_function_pointer_agreements.load(std::memory_order_relaxed) >= kFunctionPointerChecks &&
                     g_state_layout_verified.load(std::memory_order_acquire);
 }
 
 void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {
   if (!function_pointer_verified(L, ar)) return count_call_slowly(L, ar);
-  if (!quick_counting_ && !program_hooks_ && count_list_.empty()) update_quick_counting();  // pointers now trusted
+  if (!quick_counting_ && !sharing_.program_hooks() && count_list_.empty()) update_quick_counting();  // pointers now trusted
   // Fast path: the function objects are read from the frames and looked up in a C++ map that
   // the allocator wrapper clears of every freed block, so an address reused by a new closure
   // never inherits an old id.

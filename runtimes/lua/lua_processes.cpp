@@ -45,7 +45,7 @@ void LuaSampler::update_excluded() {
 void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
   chain_.enter(from, co);
   // Hooked from C, or before the run: counted from now on (Lua work, before the critical part).
-  if (engine_.active() && counting_ && lua_gethook(co) != sampler_hook && !lifted(from, co)) take_over_hook(from, co);
+  if (engine_.active() && counting_ && lua_gethook(co) != sampler_hook && !sharing_.lifted(from, co)) take_over_hook(from, co);
   SamplerEngine::ArmMove move(engine_);
   current_.store(co, std::memory_order_release);
   update_excluded();
@@ -105,7 +105,7 @@ void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {
   chain_.swap_in(to->saved_chain, to->script);
   // A fiber that runs no Lua of this universe: ticks wait for its zones (sample_now).
   lua_State* running = static_cast<lua_State*>(chain_.running());
-  if (running && engine_.active() && counting_ && lua_gethook(running) != sampler_hook && !lifted(running, running))
+  if (running && engine_.active() && counting_ && lua_gethook(running) != sampler_hook && !sharing_.lifted(running, running))
     take_over_hook(running, running);
   SamplerEngine::ArmMove move(engine_);
   current_.store(running, std::memory_order_release);

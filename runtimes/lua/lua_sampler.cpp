@@ -152,13 +152,14 @@ void LuaSampler::stop() {
   OwnWork own(*this);
   engine_.suspend();
   if (counting_) {
-    // Threads the program hooked get their hooks back (restore_thread_hooks); the running
+    // Threads the program hooked get their hooks back (restore_all); the running
     // thread and the main one lose ours now; the others drop it at their next event
     // (on_hook), or are already gone.
     lua_State* running = current_.load();
     for (lua_State* thread : {running, main_})
       if (thread && lua_gethook(thread) == sampler_hook) set_hook(thread, nullptr, 0, 0);
-    restore_thread_hooks(main_);
+    sharing_.restore_all(main_);
+    update_quick_counting();
     if (!count_list_.empty()) mark_listed_counted(main_);
   }
   remove_space_hooks();
@@ -367,7 +368,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     count_call(L, ar);
     // The next call's hook could fail for want of stack slots: step aside until there is room.
     if (!hook_has_room(L) && armed_.load(std::memory_order_acquire) != L) {
-      lift_counting_hook(L);
+      sharing_.lift(L);
       in_profiler_ = was_in_profiler;
       HostHook program = hook_of(L);  // the program's, now restored
       if (program.hook && (program.mask & event_mask(event))) program.hook(L, ar);
@@ -387,12 +388,12 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
       disarm(true);
     }
     bool count_due = borrowed ? (host.mask & LUA_MASKCOUNT) != 0 : restore_countdown(L, host, event);
-    relift_counting_hook(L);
+    if (counting_ && engine_.active()) sharing_.relift(L);
     engine_.leave_sampling();
     in_profiler_ = was_in_profiler;
     finish_limit();
     // The program's hook gets the events it asked for: this one, unless it is our count event.
-    HostHook program = host.hook != sampler_hook ? host : program_hook(L, L);
+    HostHook program = host.hook != sampler_hook ? host : sharing_.program_hook(L, L);
     bool wanted = event == LUA_HOOKCOUNT ? count_due : (program.mask & event_mask(event)) != 0;
     if (program.hook && program.hook != sampler_hook && wanted) program.hook(L, ar);
     return;
@@ -400,8 +401,8 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   in_profiler_ = was_in_profiler;
   if (counting_ && engine_.active()) {
     // Our counting hook: pass the events the program's own hook asked for.
-    if (program_hooks_) {
-      HostHook program = program_hook(L, L);
+    if (sharing_.program_hooks()) {
+      HostHook program = sharing_.program_hook(L, L);
       if (program.hook && (program.mask & event_mask(event))) program.hook(L, ar);
       if (lua_gethookmask(L) == (LUA_MASKCALL | program.mask)) return;
     } else if (lua_gethookmask(L) == LUA_MASKCALL) {
@@ -411,7 +412,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   // A stray hook: copied into a new thread by lua_newthread, or left after the profiler
   // stopped. Put back what the state should have.
   if (counting_ && engine_.active())
-    install_counting_hook(L, L);
+    sharing_.install(L, L);
   else
     set_hook(L, nullptr, 0, 0);
 }

@@ -29,6 +29,7 @@ extern "C" {
 #include "allocator_tap.hpp"
 #include "pointer_id_map.hpp"
 #include "lua_function_table.hpp"
+#include "lua_hook_sharing.hpp"
 #include "lua_state_layout.hpp"
 #include "zones.hpp"
 
@@ -45,23 +46,8 @@ struct SamplerSettings : RunSettings {
 using SampleKind = scriptprof::SampleKind;
 using SamplerStatus = scriptprof::RunStatus;
 
-// The host hook a state had before the sampler armed its own.
-struct HostHook {
-  lua_Hook hook = nullptr;
-  int mask = 0;
-  int count = 0;
-  int countdown = -1;  // instructions left before its count event, when known
-};
-
-// Pushes `thread` onto the running thread L; false (nothing pushed) when thread has no slot.
-bool push_thread(lua_State* L, lua_State* thread);
-
-// L's hook as lua_gethook and friends give it (a field read each: signal-safe).
-inline HostHook hook_of(lua_State* L) { return {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)}; }
-
-// The sampler's Lua hook (the same function on every thread and for every event): it finds
-// the sampler of L's universe and calls on_hook, or removes itself when there is none.
-void sampler_hook(lua_State* L, lua_Debug* ar);
+// sampler_hook (lua_hook_sharing.hpp) finds the sampler of L's universe and calls on_hook, or
+// removes itself when there is none.
 class LuaSampler;
 // How the hook finds samplers (sampler_hook.cpp): a sampler made or destroyed invalidates the
 // cached answers; a started sampler enters the quick lookup by its universe, and leaves it
@@ -86,18 +72,10 @@ class LuaSampler final : private RuntimeAdapter {
   void set_main_thread(lua_State* main);
 
   // Brackets the profiler's own work on the state (attach, start, stop, a sample, its records):
-  // the blocks Lua makes meanwhile come from the allocator tap's arena, not the host's heap,
-  // and no sample or blocked arm lands in it. Never around a call into the program's code.
-  class OwnWork {
+  // see OwnWorkScope.
+  class OwnWork : public OwnWorkScope {
    public:
-    explicit OwnWork(LuaSampler& s) : flag_(s.in_profiler_), was_(flag_.exchange(true)) {}
-    ~OwnWork() { flag_.store(was_); }
-    OwnWork(const OwnWork&) = delete;
-    OwnWork& operator=(const OwnWork&) = delete;
-
-   private:
-    std::atomic<bool>& flag_;
-    const bool was_;
+    explicit OwnWork(LuaSampler& s) : OwnWorkScope(s.in_profiler_) {}
   };
 
   // Starts a profiling run on `L` (which must be running on the calling OS thread): call hooks,
@@ -231,12 +209,6 @@ class LuaSampler final : private RuntimeAdapter {
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
 
  private:
-  // A record of the program's hook on one thread, kept in a weak-keyed registry table so it
-  // lives exactly as long as the thread (lua_State pointers of dead coroutines are reused).
-  struct ThreadRecord {
-    HostHook program;      // the program's own hook there (hook null: none)
-    bool lifted = false;   // our counting hook is off: the stack is too near its limit
-  };
   // Safe-point work the signal handler could not finish: the C function a tick found running.
   struct PendingCFrame {
     const void* fn = nullptr;      // lua_CFunction, or null: none
@@ -256,15 +228,6 @@ class LuaSampler final : private RuntimeAdapter {
   void take_sample(lua_State* L, bool skip_leaf);
   void append_c_frame(const void* fn);
   bool restore_countdown(lua_State* L, const HostHook& host, int event);
-  // Thread records (normal context; `L` is the running thread, used to reach the registry).
-  ThreadRecord* thread_record(lua_State* L, lua_State* thread, bool create);
-  HostHook program_hook(lua_State* L, lua_State* thread);
-  void restore_thread_hooks(lua_State* L);
-  void lift_counting_hook(lua_State* L);
-  bool lifted(lua_State* L, lua_State* thread);
-  void relift_counting_hook(lua_State* L);
-  void install_counting_hook(lua_State* L, lua_State* thread);
-  void take_over_hook(lua_State* L, lua_State* thread);
   // Records the walked frames_ into one profile (under the zones open, when embedded).
   static constexpr std::uint64_t kNow = UINT64_MAX;
   NodeId record(SampleKind kind, std::uint64_t weight, std::uint64_t at_ns = kNow);  // stamped at_ns or now
@@ -296,14 +259,19 @@ class LuaSampler final : private RuntimeAdapter {
   bool quick_counting_ = false;
   void update_quick_counting();
   void note_program_hooks() {
-    program_hooks_ = true;
+    sharing_.note_program_hook();
     quick_counting_ = false;
+  }
+  // Our counting hook on `thread`, over a hook the program had set there.
+  void take_over_hook(lua_State* L, lua_State* thread) {
+    if (sharing_.take_over(L, thread)) note_program_hooks();
   }
   AllocatorTap* const tap_;  // our place in the allocator chain (orphaned at the end)
   // The profiler's own work: not sampled, no blocked arm lands in it (atomic: arm_blocked reads
   // it on the timer's thread), and its blocks go to the arena. The tap's flag, beside what every
   // allocation reads.
   std::atomic<bool>& in_profiler_;
+  LuaHookSharing sharing_{engine_, in_profiler_};  // the program's hooks under counting's
 
   // Shared with the signal handler (lock-free atomics only).
   std::atomic<lua_State*> current_{nullptr};       // the state running Lua code now
@@ -332,8 +300,6 @@ class LuaSampler final : private RuntimeAdapter {
   std::vector<int>& lines_ = engine_.lines();      // the engine's sink: current line per frame
 
   ProcessChain chain_;                             // the running coroutine and its resumers
-  bool program_hooks_ = false;                     // counting: some thread has a program hook
-  bool lifted_ = false;                            // counting: some thread's hook is lifted
   std::vector<FunctionId>& frames_ = engine_.frames();  // the engine's sink: one walk
   std::vector<std::pair<void (*)(void*), void*>> destroy_listeners_;
 };
