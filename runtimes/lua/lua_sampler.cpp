@@ -91,7 +91,7 @@ void LuaSampler::set_main_thread(lua_State* main) {
 
 bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::string* error) {
   OwnWork own(*this);
-  const bool listed_only = !settings.count_calls && !count_list_.empty();
+  const bool listed_only = !settings.count_calls && counter_.has_list();
   if (!engine_.start(settings, settings.count_calls || listed_only, error, listed_only)) return false;
   settings_ = settings;
   counting_ = engine_.counting();
@@ -113,16 +113,14 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   }
   stacks_move_in_place_ = stack_moves_in_place();
   hook_lookup_enter(this, L);
-  update_quick_counting();
+  counter_.update_quick(counting_);
 
   // Whatever ran before, L runs now.
   chain_.run(L);
   current_ = L;
   update_excluded();
   if (counting_) {
-    reset_id_cache(L);  // ids are per profile
-    fn_ids_.clear();    // frees were not watched while stopped
-    last_fp_ = last_caller_fp_ = nullptr;
+    counter_.start(L);
     take_over_hook(L, L);
   }
   install_space_hooks(L);
@@ -159,8 +157,8 @@ void LuaSampler::stop() {
     for (lua_State* thread : {running, main_})
       if (thread && lua_gethook(thread) == sampler_hook) set_hook(thread, nullptr, 0, 0);
     sharing_.restore_all(main_);
-    update_quick_counting();
-    if (!count_list_.empty()) mark_listed_counted(main_);
+    counter_.update_quick(counting_);
+    counter_.finish(main_);
   }
   remove_space_hooks();
   functions_.qualify_names(main_);
@@ -365,7 +363,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   in_profiler_ = true;  // allocations of our own bookkeeping are not the program's
   if (counting_ && engine_.sampling() && (event == LUA_HOOKCALL || event == LUA_HOOKTAILCALL) &&
       !engine_.current_excluded()) {
-    count_call(L, ar);
+    counter_.count(L, ar);
     // The next call's hook could fail for want of stack slots: step aside until there is room.
     if (!hook_has_room(L) && armed_.load(std::memory_order_acquire) != L) {
       sharing_.lift(L);
@@ -465,8 +463,8 @@ NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight, std::uint64_t a
 }
 
 std::size_t LuaSampler::own_bytes() const {
-  return heap_block(sizeof(*this)) + functions_.own_bytes() + hash_table_bytes(excluded_) +
-         heap_block(fn_ids_.bytes()) + heap_bytes(frames_) + heap_bytes(lines_) + heap_bytes(count_list_);
+  return heap_block(sizeof(*this)) + functions_.own_bytes() + counter_.own_bytes() + hash_table_bytes(excluded_) +
+         heap_bytes(frames_) + heap_bytes(lines_);
 }
 
 }  // namespace scriptprof::lua

@@ -29,6 +29,7 @@ extern "C" {
 #include "allocator_tap.hpp"
 #include "pointer_id_map.hpp"
 #include "lua_function_table.hpp"
+#include "lua_call_counter.hpp"
 #include "lua_hook_sharing.hpp"
 #include "lua_state_layout.hpp"
 #include "zones.hpp"
@@ -101,7 +102,9 @@ class LuaSampler final : private RuntimeAdapter {
 
   // Counts calls of these functions only (the values at list index `idx`, a sequence; nil
   // clears). Far cheaper than counting every call. Not while active.
-  void set_count_list(lua_State* L, int idx);
+  void set_count_list(lua_State* L, int idx) {
+    if (!engine_.active()) counter_.set_list(L, idx);
+  }
   // Allegro's profile-process-p: samples, calls and bytes of an excluded coroutine (or main
   // thread) are not collected. The thread is held while excluded so its identity stays its own.
   void set_process_profiled(lua_State* L, lua_State* thread, bool profiled);
@@ -174,7 +177,6 @@ class LuaSampler final : private RuntimeAdapter {
   // The hook's common case under count_calls, inline (lua_counting_hook.hpp): true when the
   // call was counted and nothing else is due; false leaves the event to on_hook.
   bool count_call_quickly(lua_State* L, const lua_Debug* ar);
-  void start_call_run(FunctionId callee, FunctionId caller);  // a new (callee, caller) pair
   void on_stack_block(const void* old_block);  // from the allocator wrapper: a huge block
   // From the allocator wrapper around every reallocation of an existing block: whether it is
   // the running state's stack, moved in place (Lua 5.4.0-5.4.2), whose frames the signal
@@ -204,7 +206,7 @@ class LuaSampler final : private RuntimeAdapter {
     if (!in_profiler_ && engine_.on_alloc(bytes)) arm_for_allocation();
   }
   void on_free(const void* block) {      // from the allocator wrapper
-    if (!fn_ids_.empty()) forget_block(block);
+    if (counter_.watching_frees()) counter_.forget_block(block);
   }
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
 
@@ -235,15 +237,8 @@ class LuaSampler final : private RuntimeAdapter {
   void remove_space_hooks();
   void new_gc_sentinel(lua_State* L);
   void arm_for_allocation();                        // an allocation sample is due
-  void forget_block(const void* block);             // a freed block was a function's
   void update_excluded();
-  void mark_listed_counted(lua_State* L);           // count list: listed functions show 0, not blank
   void finish_limit();                              // suspends and warns when max_samples was reached
-  void count_call(lua_State* L, const lua_Debug* ar);
-  void count_call_slowly(lua_State* L, const lua_Debug* ar);
-  bool listed(const void* f) const;                 // in the count list (or no list)
-  FunctionId cached_id(lua_State* L, lua_Debug* ar, bool* boundary);
-  void reset_id_cache(lua_State* L);
   void walk_sample(lua_State* L, int first_level);  // frames_ and lines_, root first
   bool walk(lua_State* L, int first_level);         // leaf first
   std::uint32_t current_process();                  // fills the profiles' thread list as needed
@@ -253,14 +248,9 @@ class LuaSampler final : private RuntimeAdapter {
   LuaFunctionTable functions_{engine_};            // identities and names
   SamplerSettings settings_;
   bool counting_ = false;
-  // The quick path's standing conditions, one byte for the hook to test on every call:
-  // counting every function (no count list), no program hook to pass events to, function
-  // pointers read from frames and the state's layout verified. Set by update_quick_counting.
-  bool quick_counting_ = false;
-  void update_quick_counting();
   void note_program_hooks() {
     sharing_.note_program_hook();
-    quick_counting_ = false;
+    counter_.bar_quick();
   }
   // Our counting hook on `thread`, over a hook the program had set there.
   void take_over_hook(lua_State* L, lua_State* thread) {
@@ -272,6 +262,7 @@ class LuaSampler final : private RuntimeAdapter {
   // allocation reads.
   std::atomic<bool>& in_profiler_;
   LuaHookSharing sharing_{engine_, in_profiler_};  // the program's hooks under counting's
+  LuaCallCounter counter_{engine_, functions_, sharing_, in_profiler_};  // exact calls
 
   // Shared with the signal handler (lock-free atomics only).
   std::atomic<lua_State*> current_{nullptr};       // the state running Lua code now
@@ -290,12 +281,6 @@ class LuaSampler final : private RuntimeAdapter {
   const void* seek_ci_ = nullptr;                  // a walk looks for this CallInfo...
   bool seen_ci_ = false;                           // ...and says whether it met it
 
-  std::vector<const void*> count_list_;            // functions to count (empty: all)
-  PointerIdMap fn_ids_;                            // call counting: function object -> id
-  const void* last_fp_ = nullptr;                  // the last callee and its id (freed: reset)
-  FunctionId last_id_ = kNoFunction;
-  const void* last_caller_fp_ = nullptr;           // the last caller and its id
-  FunctionId last_caller_id_ = kNoFunction;
   std::unordered_set<lua_State*> excluded_;        // processes not profiled
   std::vector<int>& lines_ = engine_.lines();      // the engine's sink: current line per frame
 

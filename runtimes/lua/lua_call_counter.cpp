@@ -1,20 +1,18 @@
-// Call counting for the Lua adapter: exact calls through the call hook, and the count list.
-//
-// The common call never comes here: lua_counting_hook.hpp counts it inline in the hook. What
-// comes here is a function met for the first time, a call under a program hook or a count
-// list, and the first calls of a run. Identity: the function object read from its frame keys
-// a map of ids that the allocator wrapper clears of every freed block, so a new closure at a
-// dead one's address cannot inherit its identity; where the frame layout is not the one we
-// know, a weak-keyed table of ids does the same. (No clock reads bracket this work: on these
-// machines a thread CPU clock read is a system call; counting is opt-in time.) The hook's
-// lua_Debug is the program's too (its own hook is called with it next): it is only read here,
-// and a copy is filled when a function is met for the first time.
+// LuaCallCounter (lua_call_counter.hpp). The common call never comes here: the hook counts it
+// inline (lua_counting_hook.hpp). What comes here is a function met for the first time, a call
+// under a program hook or a count list, and the first calls of a run. (No clock reads bracket
+// this work: on these machines a thread CPU clock read is a system call; counting is opt-in
+// time.) The hook's lua_Debug is the program's too (its own hook is called with it next): it is
+// only read here, and a copy is filled when a function is met for the first time.
+#include "lua_call_counter.hpp"
+
 #include <algorithm>
 
+#include "allocator_tap.hpp"
 #include "lua_frame_walk.hpp"
 #include "lua_registry_keys.hpp"
-#include "lua_sampler.hpp"
 #include "lua_state_layout.hpp"
+#include "scriptprof/heap_bytes.hpp"
 
 namespace scriptprof::lua {
 namespace {
@@ -25,7 +23,7 @@ constexpr lua_Integer kCachedOwn = -2;
 
 }  // namespace
 
-void LuaSampler::reset_id_cache(lua_State* L) {
+void LuaCallCounter::reset_id_cache(lua_State* L) {
   lua_createtable(L, 0, 64);
   lua_createtable(L, 0, 1);
   lua_pushliteral(L, "k");
@@ -34,7 +32,7 @@ void LuaSampler::reset_id_cache(lua_State* L) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kIdCacheKey);
 }
 
-FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
+FunctionId LuaCallCounter::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
   lua_getinfo(L, "f", ar);  // the function object
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kIdCacheKey) != LUA_TTABLE) {
     lua_pop(L, 2);
@@ -56,15 +54,15 @@ FunctionId LuaSampler::cached_id(lua_State* L, lua_Debug* ar, bool* boundary) {
   return id;
 }
 
-void LuaSampler::update_quick_counting() {
-  quick_counting_ = counting_ && count_list_.empty() && !sharing_.program_hooks() &&
+void LuaCallCounter::update_quick(bool counting) {
+  quick_ = counting && list_.empty() && !sharing_.program_hooks() &&
                     g_function_pointer_agreements.load(std::memory_order_relaxed) >= kFunctionPointerChecks &&
                     g_state_layout_verified.load(std::memory_order_acquire);
 }
 
-void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {
-  if (!function_pointer_verified(L, ar)) return count_call_slowly(L, ar);
-  if (!quick_counting_ && !sharing_.program_hooks() && count_list_.empty()) update_quick_counting();  // pointers now trusted
+void LuaCallCounter::count(lua_State* L, const lua_Debug* ar) {
+  if (!function_pointer_verified(L, ar)) return count_slowly(L, ar);
+  if (!quick_ && !sharing_.program_hooks() && list_.empty()) update_quick(true);  // pointers now trusted
   // Fast path: the function objects are read from the frames and looked up in a C++ map that
   // the allocator wrapper clears of every freed block, so an address reused by a new closure
   // never inherits an old id.
@@ -106,26 +104,26 @@ void LuaSampler::count_call(lua_State* L, const lua_Debug* ar) {
 
 // Only a change of (callee, caller) reaches the profiles, and may allocate there: that is the
 // profiler's own memory, not the program's. Out of line: the quick path stays free of calls.
-void LuaSampler::start_call_run(FunctionId callee, FunctionId caller) {
-  OwnWork own(*this);
+void LuaCallCounter::start_call_run(FunctionId callee, FunctionId caller) {
+  OwnWorkScope own(own_work_);
   engine_.record_call(callee, caller);
 }
 
-bool LuaSampler::listed(const void* f) const {
-  return count_list_.empty() || std::find(count_list_.begin(), count_list_.end(), f) != count_list_.end();
+bool LuaCallCounter::listed(const void* f) const {
+  return list_.empty() || std::find(list_.begin(), list_.end(), f) != list_.end();
 }
 
-void LuaSampler::forget_block(const void* block) {
+void LuaCallCounter::forget_block(const void* block) {
   fn_ids_.erase(block);
   if (block == last_fp_) last_fp_ = nullptr;
   if (block == last_caller_fp_) last_caller_fp_ = nullptr;
 }
 
 // Where the frame layout is not the one we know: identities through a weak-keyed table.
-void LuaSampler::count_call_slowly(lua_State* L, const lua_Debug* frame) {
+void LuaCallCounter::count_slowly(lua_State* L, const lua_Debug* frame) {
   lua_Debug copy = *frame;
   lua_Debug* ar = &copy;
-  if (!count_list_.empty()) {
+  if (!list_.empty()) {
     lua_getinfo(L, "f", ar);
     const void* f = lua_topointer(L, -1);
     lua_pop(L, 1);
@@ -146,11 +144,12 @@ void LuaSampler::count_call_slowly(lua_State* L, const lua_Debug* frame) {
 
 // The listed functions met in the run were counted: 0 calls is a count for them (one that ran
 // from before the run, or was only sampled). Functions not listed stay "not counted".
-void LuaSampler::mark_listed_counted(lua_State* L) {
+void LuaCallCounter::finish(lua_State* L) {
+  if (list_.empty()) return;
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kCountListKey) == LUA_TTABLE) {
     for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; ++i) {
       FunctionId id;
-      if (find_function_value(L, -1, &id)) engine_.mark_counted(id);
+      if (functions_.find_function_value(L, -1, &id)) engine_.mark_counted(id);
       lua_pop(L, 1);
     }
     lua_pop(L, 1);  // the nil that ended the list
@@ -158,22 +157,29 @@ void LuaSampler::mark_listed_counted(lua_State* L) {
   lua_pop(L, 1);
 }
 
-void LuaSampler::set_count_list(lua_State* L, int idx) {
-  if (engine_.active()) return;
-  OwnWork own(*this);
+void LuaCallCounter::set_list(lua_State* L, int idx) {
+  OwnWorkScope own(own_work_);
   idx = lua_absindex(L, idx);
-  count_list_.clear();
+  list_.clear();
   if (lua_isnoneornil(L, idx)) {
     lua_pushnil(L);
   } else {
     lua_createtable(L, 8, 0);  // held for the run: a listed closure keeps its address
     for (lua_Integer i = 1; lua_rawgeti(L, idx, i) != LUA_TNIL; ++i) {
-      count_list_.push_back(lua_topointer(L, -1));
+      list_.push_back(lua_topointer(L, -1));
       lua_rawseti(L, -2, i);
     }
     lua_pop(L, 1);
   }
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kCountListKey);
 }
+
+void LuaCallCounter::start(lua_State* L) {
+  reset_id_cache(L);  // ids are per profile
+  fn_ids_.clear();    // frees were not watched while stopped
+  last_fp_ = last_caller_fp_ = nullptr;
+}
+
+std::size_t LuaCallCounter::own_bytes() const { return heap_block(fn_ids_.bytes()) + heap_bytes(list_); }
 
 }  // namespace scriptprof::lua
