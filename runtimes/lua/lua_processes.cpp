@@ -86,7 +86,7 @@ void LuaSampler::sample_now() {
   lua_Debug ar;
   frames_.clear();
   lines_.clear();
-  if (L && lua_status(L) == LUA_OK && lua_getstack(L, 0, &ar)) walk_sample(L, 0);
+  if (L && lua_status(L) == LUA_OK && lua_getstack(L, 0, &ar)) walker_.walk_sample(L, 0);
   if (engine_.current_excluded())
     engine_.exclude_ticks(ticks);
   else if (ticks)

@@ -424,14 +424,13 @@ void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
     engine_.exclude_ticks(ticks);  // armed before the exclusion
     return;
   }
-  seek_ci_ = c.fn ? c.ci : nullptr;
-  walk_sample(L, skip_leaf ? 1 : 0);
+  const void* seek = c.fn ? c.ci : nullptr;
+  bool seen = walker_.walk_sample(L, skip_leaf ? 1 : 0, seek);
   // The call's caller is the profiler itself (a tick between starting the timer and calling
   // the profiled function): the callee, about to run, is the best owner of the sample.
-  if (skip_leaf && frames_.empty()) walk_sample(L, 0);
+  if (skip_leaf && frames_.empty()) seen = walker_.walk_sample(L, 0, seek);
   // The C function the tick found has returned (else the walk met its frame): it is the leaf.
-  if (c.fn && !seen_ci_) append_c_frame(c.fn);
-  seek_ci_ = nullptr;
+  if (c.fn && !seen) append_c_frame(c.fn);
   if (ticks) record(SampleKind::Time, ticks, since);  // stamped at its first tick (timelines)
   if (bytes) record(SampleKind::Space, bytes);
 }

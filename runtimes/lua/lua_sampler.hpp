@@ -31,6 +31,7 @@ extern "C" {
 #include "lua_function_table.hpp"
 #include "lua_call_counter.hpp"
 #include "lua_hook_sharing.hpp"
+#include "lua_stack_walker.hpp"
 #include "lua_state_layout.hpp"
 #include "zones.hpp"
 
@@ -239,8 +240,6 @@ class LuaSampler final : private RuntimeAdapter {
   void arm_for_allocation();                        // an allocation sample is due
   void update_excluded();
   void finish_limit();                              // suspends and warns when max_samples was reached
-  void walk_sample(lua_State* L, int first_level);  // frames_ and lines_, root first
-  bool walk(lua_State* L, int first_level);         // leaf first
   std::uint32_t current_process();                  // fills the profiles' thread list as needed
 
   lua_State* main_;                                // main thread of the universe
@@ -278,14 +277,13 @@ class LuaSampler final : private RuntimeAdapter {
   std::atomic<std::uintptr_t> moving_stack_{0};
   bool stacks_move_in_place_ = false;              // stack_moves_in_place(), read at start
   PendingCFrame pending_c_;                        // written before armed_ is published
-  const void* seek_ci_ = nullptr;                  // a walk looks for this CallInfo...
-  bool seen_ci_ = false;                           // ...and says whether it met it
 
   std::unordered_set<lua_State*> excluded_;        // processes not profiled
   std::vector<int>& lines_ = engine_.lines();      // the engine's sink: current line per frame
 
   ProcessChain chain_;                             // the running coroutine and its resumers
   std::vector<FunctionId>& frames_ = engine_.frames();  // the engine's sink: one walk
+  LuaStackWalker walker_{functions_, chain_, frames_, lines_};
   std::vector<std::pair<void (*)(void*), void*>> destroy_listeners_;
 };
 

@@ -67,7 +67,7 @@ void LuaSampler::on_gc_cycle(lua_State* L) {
     // Over the sampling budget, the cycle is carried by the next sample, as ticks are.
     if (!engine_.over_budget()) {
       engine_.enter_sampling();
-      walk_sample(L, 0);  // the finalizer is one of our own functions: not a frame
+      walker_.walk_sample(L, 0);  // the finalizer is one of our own functions: not a frame
       record(SampleKind::Gc, engine_.take_gc_cycles());
       engine_.leave_sampling();
     }

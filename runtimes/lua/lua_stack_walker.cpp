@@ -1,7 +1,5 @@
-// The Lua adapter's stack walk: the frames of the running state and of every resumer up the
-// coroutine chain, leaf first, into the engine's frame sink, stopping at the profiler's own
-// entry points.
-#include "lua_sampler.hpp"
+// LuaStackWalker (lua_stack_walker.hpp).
+#include "lua_stack_walker.hpp"
 
 #include <algorithm>
 
@@ -9,20 +7,22 @@
 
 namespace scriptprof::lua {
 
-// Fills frames_ and lines_ root first, ready for record().
-void LuaSampler::walk_sample(lua_State* L, int first_level) {
+bool LuaStackWalker::walk_sample(lua_State* L, int first_level, const void* seek_ci) {
   frames_.clear();
   lines_.clear();
+  seek_ci_ = seek_ci;
   seen_ci_ = false;
   walk(L, first_level);
   std::reverse(frames_.begin(), frames_.end());
   std::reverse(lines_.begin(), lines_.end());
+  seek_ci_ = nullptr;
+  return seen_ci_;
 }
 
 // Leaf-first frames of L (into frames_, their lines into lines_), then of each resumer up the
 // chain, until a profiler entry point (everything below it is the caller's, not the profiled
 // function's). Returns true when it stopped at such a boundary.
-bool LuaSampler::walk(lua_State* L, int first_level) {
+bool LuaStackWalker::walk(lua_State* L, int first_level) {
   std::size_t idx = chain_.index_of(L);
   lua_State* s = L;
   const bool linear = frame_walk_verified(L);  // frames come with i_ci, so the func slot is readable
@@ -35,7 +35,7 @@ bool LuaSampler::walk(lua_State* L, int first_level) {
     FunctionId run_id = kNoFunction;
     bool checked = false, slot_ok = false;
     for (bool ok = frames.first(s, first_level, &ar); ok; ok = frames.next(&ar)) {
-      if (frame_of(ar) == seek_ci_) seen_ci_ = true;
+      if (seek_ci_ && frame_of(ar) == seek_ci_) seen_ci_ = true;
       const void* fp = slot_ok ? frame_function_pointer(&ar) : nullptr;
       if (fp && fp == run_fp) {
         lua_getinfo(s, "l", &ar);
