@@ -49,7 +49,7 @@ namespace scriptprof::lua {
 }
 
 [[gnu::always_inline]] inline bool LuaSampler::count_call_quickly(lua_State* L, const lua_Debug* ar) {
-  return counter_.count_quickly(L, ar, armed_);
+  return counter_.count_quickly(L, ar, arm_.armed_state());
 }
 
 }  // namespace scriptprof::lua

@@ -111,7 +111,7 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
         "5.5.0): sampled through the public API alone (a program's count hook may drift; ticks in "
         "C functions go to their Lua callers).";
   }
-  stacks_move_in_place_ = stack_moves_in_place();
+  arm_.clear(stack_moves_in_place());
   hook_lookup_enter(this, L);
   counter_.update_quick(counting_);
 
@@ -135,8 +135,7 @@ bool LuaSampler::resume_sampling(lua_State* L, std::string* error, bool hold_clo
   if (engine_.active() && !engine_.sampling()) {
     // Before the timer can tick: L runs now (the chain may name a coroutine that has ended
     // since it was suspended).
-    armed_ = nullptr;
-    pending_c_ = {};
+    arm_.clear();
     chain_.run(L);
     current_ = L;
     update_excluded();
@@ -173,186 +172,24 @@ void LuaSampler::finish_limit() {
                static_cast<unsigned long long>(settings_.max_samples));
 }
 
-// ---- Signal path ----------------------------------------------------------------------------
-//
-// Async-signal-safe: it touches only lock-free atomics, the plain HostHook and PendingCFrame
-// written before armed_ is published, lua_gethook/lua_gethookmask/lua_gethookcount (field
-// reads) and lua_sethook, which the Lua manual names as safe to call from a signal handler, and
-// plain reads of fields of the interrupted thread's own state (lua_state_layout.hpp), which
-// cannot change while the handler runs on that thread. It never allocates and never walks the
-// stack (settraps inside lua_sethook only marks frames).
+// ---- Signal path: LuaSafePointArm (lua_safe_point_arm.cpp) ---------------------------------
 
 ArmResult LuaSampler::arm() {
   lua_State* L = current_.load(std::memory_order_acquire);
   if (!L) return ArmResult::Elsewhere;
-  if (!stack_settled(L)) return ArmResult::NotNow;  // its frames point into a freed block
-  lua_State* armed = armed_.load(std::memory_order_acquire);
-  if (armed == L) {
-    if (still_armed(L)) {
-      // Still pending a whole tick later: a C function runs. It may have filled its stack since
-      // the arm; if a hook could now fail for want of slots, the arm is taken back.
-      if (!hook_has_room(L)) {
-        disarm(false);
-        engine_.drop_pending();
-      } else if (!pending_c_.fn) {
-        note_c_frame(L);
-      }
-      return ArmResult::AlreadyArmed;
-    }
-    // The program replaced our hook (debug.sethook): keep its hook as the one to restore.
-  } else if (armed != nullptr) {
-    return ArmResult::Elsewhere;  // armed on another state; it samples when that state runs again
-  }
-  return arm(L) ? ArmResult::Armed : ArmResult::NotNow;
+  return arm_.arm_running(L);
 }
 
-// The timer's thread, while the running state's thread is asleep or blocked in the kernel (a
-// sleep, a read, a C function waiting): the first return after it wakes (of the C function that
-// blocked, most often) is the safe point, and its sample is the stack that blocked. Only what
-// another thread may do: the state's own fields are read (no hook of the program's, none
-// running, the stack far from its limit) and its hook fields written, never its frames. With a
-// hook of the program's, under call counting or inside the profiler's own work, the ticks wait
-// for a signal once it runs (NotNow). A thread that wakes in the microseconds between the
-// kernel's word and the writes, and sets a hook, keeps its own: the writes lose (NotNow).
+// With call counting or inside the profiler's own work, the ticks wait for a signal once the
+// blocked thread runs (NotNow).
 ArmResult LuaSampler::arm_blocked() {
   lua_State* L = current_.load(std::memory_order_acquire);
-  if (!L || counting_ || in_profiler_.load(std::memory_order_acquire) || !stack_settled(L)) return ArmResult::NotNow;
-  if (armed_.load(std::memory_order_acquire) != nullptr) return ArmResult::AlreadyArmed;
-  if (!g_state_layout_verified.load(std::memory_order_acquire) || lua_gethook(L) != nullptr ||
-      lua_gethookmask(L) != 0 || lua_status(L) != LUA_OK || hook_running(L) || !verified_stack_far_below_limit(L))
-    return ArmResult::NotNow;
-  saved_ = HostHook{};
-  borrowed_ = false;
-  blocked_arm_ = true;
-  pending_c_ = {};
-  armed_.store(L, std::memory_order_release);  // before the hook: it finds itself armed
-  if (set_return_hook_from_outside(L, sampler_hook)) return ArmResult::Armed;
-  blocked_arm_ = false;
-  armed_.store(nullptr, std::memory_order_release);
-  return ArmResult::NotNow;
+  if (!L || counting_ || in_profiler_.load(std::memory_order_acquire)) return ArmResult::NotNow;
+  return arm_.arm_blocked(L);
 }
 
-// Signal context, or normal context inside the engine's critical section. Arms L's next safe point; false when it
-// did not. Ticks wait (stay pending) while a hook runs or the program's count has just
-// restarted; they are dropped and counted when a hook there could not get its stack slots.
-bool LuaSampler::arm(lua_State* L) {
-  // A hook is running (the program's): no hook can fire inside it, and the instructions it
-  // runs would count against our count of 1 instead of the program's countdown. The ticks
-  // wait for the next chance after it, which is where the sample would land anyway.
-  // Likewise when the program's count has just restarted: its count hook may be about to be
-  // called, and arming now would take that call and lose the program's event.
-  const int* countdown = (lua_gethookmask(L) & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
-  // The program's hook has line or count events, on its own or carried by our counting hook:
-  // its events are borrowed (below).
-  const bool borrowable = (lua_gethook(L) != sampler_hook || counting_) &&
-                          (lua_gethookmask(L) & (LUA_MASKLINE | LUA_MASKCOUNT));
-  // A running state whose status is not OK: Lua 5.4.0-5.4.4 run the __close handlers of a
-  // coroutine being closed with its status still "yielded", and after a count or line hook Lua
-  // takes that status for a yield by the hook and abandons the close. The ticks wait.
-  if (lua_status(L) != LUA_OK) return false;
-  if (hook_running(L) || (!borrowable && countdown && *countdown == lua_gethookcount(L))) return false;
-  // A hook without events, or events without a hook: lua_sethook never leaves either, so the
-  // tick came between its writes of the two (the program's debug.sethook, or the host's).
-  // Saved now, that half would be restored after the sample in place of what it sets.
-  if ((lua_gethook(L) == nullptr) != (lua_gethookmask(L) == 0)) return false;
-  if (!hook_has_room(L)) {
-    engine_.drop_pending();
-    return false;
-  }
-  int mask = lua_gethookmask(L);
-  // Re-arming over our own armed hook keeps the saved one: saving ours as the program's would
-  // leave ours behind after the sample, and it removes itself as a stray.
-  const bool rearm = still_armed(L);
-  if (rearm && borrowed_) return true;  // the program's next event is the safe point already
-  if (!rearm) {
-    saved_ = hook_of(L);
-    const int* left = (mask & LUA_MASKCOUNT) ? hook_countdown(L) : nullptr;
-    saved_.countdown = left ? *left : -1;
-    note_c_frame(L);
-  }
-  // The program's own hook has line or count events: borrow its events rather than make ours.
-  // Our hook takes its place with its mask and count, its countdown put back as it was, so the
-  // next event it would have had (or a call) is the safe point and is passed on to it: it sees
-  // every event as unprofiled (a count of ours, restarting, shifted its count events and Lua's
-  // line tracking). Under call counting our hook already carries the program's: it stays. Call
-  // and return masks keep the older way below (a count of ours, which they do not see).
-  arms_.fetch_add(1, std::memory_order_acq_rel);
-  if (!rearm && borrowable) {
-    borrowed_ = true;
-    armed_.store(L, std::memory_order_release);
-    set_hook_keeping_countdown(L, sampler_hook, saved_.mask | LUA_MASKCALL, saved_.count);
-    return true;
-  }
-  borrowed_ = false;
-  armed_.store(L, std::memory_order_release);
-  // COUNT: the next Lua instruction. CALL: a function called (the callee started after the
-  // tick, so the sample is the caller's). The host's own events stay. RETURN, in a Lua
-  // function: Lua 5.4 sees an outside hook only where an instruction re-reads its trap (calls,
-  // loops, returns), so a short leaf with neither ran on unseen and its caller took its ticks;
-  // the return event fires in the leaf, with the count event's stack check (hook_has_room).
-  // Never on a C function (one returning many values could raise "stack overflow"): the C
-  // function a tick finds running is noted instead (note_c_frame).
-  int events = saved_.mask & (LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE);
-  RunningFrame running = running_frame(L);
-  if (running.known && !running.c_function) events |= LUA_MASKRET;
-  set_hook(L, sampler_hook, LUA_MASKCOUNT | LUA_MASKCALL | events, 1);
-  return true;
-}
-
-// Our hook is armed on L, waiting for its safe point: on the program's borrowed events, or on
-// a count of ours. (Under call counting our hook is on every thread, with a count when the
-// program's hook has one: not armed for that.) Signal-safe: field reads.
-bool LuaSampler::still_armed(lua_State* L) const {
-  return armed_.load(std::memory_order_acquire) == L && lua_gethook(L) == sampler_hook &&
-         (borrowed_ || blocked_arm_ || (lua_gethookmask(L) & LUA_MASKCOUNT));
-}
-
-// Lua 5.4.0-5.4.2 grow a stack with realloc and then correct every pointer into it: from the
-// realloc until the state's base pointer leaves the old block, its frames lead into freed
-// memory. (A later move of the stack, seen or not, also ends the wait.)
-bool LuaSampler::stack_settled(lua_State* L) {
-  const std::uintptr_t moving = moving_stack_.load(std::memory_order_acquire);
-  if (!moving) return true;
-  if (moving == kStackInRealloc || reinterpret_cast<std::uintptr_t>(stack_block(L)) == moving) return false;
-  moving_stack_.store(0, std::memory_order_relaxed);  // the move is over
-  return true;
-}
-
-// The C function running on L, if any: the sample taken at the next safe point charges it even
-// when it has returned by then.
-void LuaSampler::note_c_frame(lua_State* L) {
-  RunningFrame f = running_frame(L);
-  pending_c_ = f.c_function && f.c_fn ? PendingCFrame{f.c_fn, f.ci} : PendingCFrame{};
-}
-
-// Puts back the hook the armed state had. `fired`: called from the armed hook itself, which
-// restores the program's instruction countdown (restore_countdown); otherwise the countdown
-// the arm found is put back here. Signal context, or normal context inside the engine's critical section.
-void LuaSampler::disarm(bool fired) {
-  lua_State* armed = armed_.load(std::memory_order_acquire);
-  if (!armed) return;
-  if (lua_gethook(armed) == sampler_hook) {
-    if (borrowed_) {
-      set_hook_keeping_countdown(armed, saved_.hook, saved_.mask, saved_.count);  // it went on under ours
-    } else {
-      set_hook(armed, saved_.hook, saved_.mask, saved_.count);
-      int* countdown = fired || saved_.countdown <= 0 ? nullptr : hook_countdown(armed);
-      if (countdown) *countdown = saved_.countdown;
-    }
-  }
-  if (!fired) pending_c_ = {};
-  blocked_arm_ = false;
-  armed_.store(nullptr, std::memory_order_release);
-}
-
-// From the allocator wrapper: a block as big as a stack near LUAI_MAXSTACK. If it is the armed
-// state's stack growing, a hook could now fail for want of slots: take the arm back.
 void LuaSampler::on_stack_block(const void* old_block) {
-  lua_State* armed = armed_.load(std::memory_order_acquire);
-  if (!engine_.sampling() || !armed || !may_be_stack_of(armed, old_block)) return;
-  SamplerEngine::ArmMove move(engine_);
-  disarm(false);
-  engine_.drop_pending();
+  if (engine_.sampling()) arm_.stack_block_grew(old_block);
 }
 
 // ---- Hook: the safe point -------------------------------------------------------------------
@@ -365,7 +202,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
       !engine_.current_excluded()) {
     counter_.count(L, ar);
     // The next call's hook could fail for want of stack slots: step aside until there is room.
-    if (!hook_has_room(L) && armed_.load(std::memory_order_acquire) != L) {
+    if (!hook_has_room(L) && arm_.armed() != L) {
       sharing_.lift(L);
       in_profiler_ = was_in_profiler;
       HostHook program = hook_of(L);  // the program's, now restored
@@ -374,18 +211,18 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     }
   }
 
-  if (armed_.load(std::memory_order_acquire) == L) {
-    HostHook host = saved_;
-    const bool borrowed = borrowed_;  // the program's own events: each is passed on as it came
+  if (arm_.armed() == L) {
+    HostHook host = arm_.saved();
+    const bool borrowed = arm_.borrowed();  // the program's own events: each is passed on as it came
     engine_.enter_sampling();
     // At a call event the callee had not started when the tick came: leave it out. A tail
     // call has replaced the frame that was running: the callee carries on its work.
     take_sample(L, event == LUA_HOOKCALL);
     {
       SamplerEngine::ArmMove move(engine_);
-      disarm(true);
+      arm_.disarm(true);
     }
-    bool count_due = borrowed ? (host.mask & LUA_MASKCOUNT) != 0 : restore_countdown(L, host, event);
+    bool count_due = borrowed ? (host.mask & LUA_MASKCOUNT) != 0 : LuaSafePointArm::restore_countdown(L, host, event);
     if (counting_ && engine_.active()) sharing_.relift(L);
     engine_.leave_sampling();
     in_profiler_ = was_in_profiler;
@@ -417,8 +254,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
 
 void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
   auto [ticks, bytes, since] = engine_.take_pending();
-  PendingCFrame c = pending_c_;
-  pending_c_ = {};
+  const LuaSafePointArm::PendingCFrame c = arm_.take_pending_c();
   if (ticks == 0 && bytes == 0) return;
   if (engine_.current_excluded() && L == current_.load(std::memory_order_relaxed)) {
     engine_.exclude_ticks(ticks);  // armed before the exclusion

@@ -31,6 +31,7 @@ extern "C" {
 #include "lua_function_table.hpp"
 #include "lua_call_counter.hpp"
 #include "lua_hook_sharing.hpp"
+#include "lua_safe_point_arm.hpp"
 #include "lua_stack_walker.hpp"
 #include "lua_state_layout.hpp"
 #include "zones.hpp"
@@ -151,7 +152,7 @@ class LuaSampler final : private RuntimeAdapter {
   HostHook program_visible_hook(lua_State* L, lua_State* L1);
   // How many arms have set our hook so far: one that comes between two readings may have read
   // hook fields the program was halfway through writing.
-  std::uint32_t arms_so_far() const { return arms_.load(std::memory_order_acquire); }
+  std::uint32_t arms_so_far() const { return arm_.arms_so_far(); }
 
   // Function identity of the function running at `ar` in `L` (for proc_call_data and friends).
   FunctionId function_of(lua_State* L, lua_Debug* ar) {
@@ -183,24 +184,12 @@ class LuaSampler final : private RuntimeAdapter {
   // the running state's stack, moved in place (Lua 5.4.0-5.4.2), whose frames the signal
   // handler must then not read until Lua has put its pointers right (arm: stack_settled).
   bool stack_move_begins(const void* block) {
-    if (!stacks_move_in_place_) return false;  // 5.4.3 on: a new block, the old freed last
-    lua_State* L = current_.load(std::memory_order_relaxed);
-    if (!L || block != stack_block(L)) return false;
-    moving_stack_.store(kStackInRealloc, std::memory_order_release);
-    return true;
+    return arm_.stack_move_begins(block, current_.load(std::memory_order_relaxed));
   }
-  // Addresses as numbers: the old block may be freed, and only its address is kept.
-  void stack_move_ends(std::uintptr_t old_block, std::uintptr_t new_block) {
-    // Moved elsewhere: unsettled while the state still points at the old block.
-    moving_stack_.store(new_block == old_block ? 0 : old_block, std::memory_order_release);
-  }
+  void stack_move_ends(std::uintptr_t old_block, std::uintptr_t new_block) { arm_.stack_move_ends(old_block, new_block); }
   // From the allocator tap, for a block growing during a run: whether it is the stack of the
-  // state armed for a sample, which Lua grows for the hook it is about to call (LUA_MINSTACK
-  // slots): the growth is the profiler's, and goes to its arena.
-  bool armed_stack(const void* block) const {
-    lua_State* armed = armed_.load(std::memory_order_relaxed);
-    return armed && block == stack_block(armed);
-  }
+  // state armed for a sample (the growth is the profiler's, and goes to its arena).
+  bool armed_stack(const void* block) const { return arm_.armed_stack(block); }
   // From the allocator wrapper, for every allocation of the program: the common "no sample
   // due" path is inline (through the engine's inline early-outs), so it costs no call.
   void on_alloc(std::size_t bytes) {
@@ -212,25 +201,13 @@ class LuaSampler final : private RuntimeAdapter {
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
 
  private:
-  // Safe-point work the signal handler could not finish: the C function a tick found running.
-  struct PendingCFrame {
-    const void* fn = nullptr;      // lua_CFunction, or null: none
-    const void* ci = nullptr;      // its CallInfo
-  };
-
   // The adapter contract (RuntimeAdapter): the engine's tick arms the running state.
   Capabilities capabilities() const override;
   ArmResult arm() override;                        // signal context
   ArmResult arm_blocked() override;                // the timer's thread, this one blocked
-  void disarm() override { disarm(false); }        // critical context
-  bool arm(lua_State* L);                          // signal or critical context
-  void disarm(bool fired);                         // signal or critical context
-  bool still_armed(lua_State* L) const;            // signal context: waiting for its safe point
-  bool stack_settled(lua_State* L);                // signal context: no stack move under way
-  void note_c_frame(lua_State* L);                 // signal or critical context
+  void disarm() override { arm_.disarm(false); }   // critical context
   void take_sample(lua_State* L, bool skip_leaf);
   void append_c_frame(const void* fn);
-  bool restore_countdown(lua_State* L, const HostHook& host, int event);
   // Records the walked frames_ into one profile (under the zones open, when embedded).
   static constexpr std::uint64_t kNow = UINT64_MAX;
   NodeId record(SampleKind kind, std::uint64_t weight, std::uint64_t at_ns = kNow);  // stamped at_ns or now
@@ -265,18 +242,7 @@ class LuaSampler final : private RuntimeAdapter {
 
   // Shared with the signal handler (lock-free atomics only).
   std::atomic<lua_State*> current_{nullptr};       // the state running Lua code now
-  std::atomic<lua_State*> armed_{nullptr};         // state whose hook we replaced, or null
-  HostHook saved_;                                 // armed_'s own hook, restored after the sample
-  bool borrowed_ = false;                          // armed on the program's own hook's events
-  bool blocked_arm_ = false;                       // armed from the timer's thread (arm_blocked)
-  std::atomic<std::uint32_t> arms_{0};             // arms that set our hook (arms_so_far)
-  // A stack being moved (stack_move_begins): kStackInRealloc while the allocator runs, then
-  // the old block while the state's own pointer is still that block (Lua sets it last, after
-  // correcting the rest); null otherwise.
-  static constexpr std::uintptr_t kStackInRealloc = 1;  // no block's address
-  std::atomic<std::uintptr_t> moving_stack_{0};
-  bool stacks_move_in_place_ = false;              // stack_moves_in_place(), read at start
-  PendingCFrame pending_c_;                        // written before armed_ is published
+  LuaSafePointArm arm_{engine_, counting_};        // the arm at the next safe point
 
   std::unordered_set<lua_State*> excluded_;        // processes not profiled
   std::vector<int>& lines_ = engine_.lines();      // the engine's sink: current line per frame

@@ -14,8 +14,8 @@ void LuaSampler::set_program_hook(lua_State* L, lua_State* L1, lua_Hook hook, in
     if (hook) note_program_hooks();
   }
   SamplerEngine::ArmMove move(engine_);
-  bool was_armed = armed_.load() == L1;
-  if (was_armed) disarm(false);
+  bool was_armed = arm_.armed() == L1;
+  if (was_armed) arm_.disarm(false);
   if (engine_.active() && counting_ && !(record && record->lifted)) {
     HostHook program = record ? record->program : HostHook{};
     lua_sethook(L1, sampler_hook, LUA_MASKCALL | program.mask, program.count);
@@ -23,7 +23,7 @@ void LuaSampler::set_program_hook(lua_State* L, lua_State* L1, lua_Hook hook, in
     lua_sethook(L1, hook, mask, count);
   }
   // A sample still pending stays armed, over the new hook.
-  if (was_armed && engine_.active() && engine_.pending_ticks() > 0) arm(L1);
+  if (was_armed && engine_.active() && engine_.pending_ticks() > 0) arm_.arm(L1);
 }
 
 HostHook LuaSampler::program_visible_hook(lua_State* L, lua_State* L1) {
@@ -32,7 +32,7 @@ HostHook LuaSampler::program_visible_hook(lua_State* L, lua_State* L1) {
   {
     SamplerEngine::ArmMove move(engine_);
     h = hook_of(L1);
-    if (h.hook == sampler_hook && armed_.load() == L1) h = saved_;
+    if (h.hook == sampler_hook && arm_.armed() == L1) h = arm_.saved();
   }
   if (h.hook == sampler_hook) h = recorded;
   return h;
@@ -53,19 +53,6 @@ void LuaSampler::fix_inherited_hook(lua_State* creator, lua_State* created) {
   } else if (lua_gethook(created) == sampler_hook) {
     set_hook(created, visible.hook, visible.mask, visible.count);
   }
-}
-
-// lua_sethook restarted the program's instruction count: put back what was left of it, less
-// the instruction this count event stands for. True when the program's own count event falls
-// on this instruction, as it would have without the sample (the restart is then right).
-bool LuaSampler::restore_countdown(lua_State* L, const HostHook& host, int event) {
-  if (!(host.mask & LUA_MASKCOUNT)) return false;
-  int* countdown = hook_countdown(L);
-  if (!countdown || host.countdown < 0) return false;  // not located: the count restarts
-  int left = host.countdown - (event == LUA_HOOKCOUNT ? 1 : 0);
-  if (left <= 0) return true;
-  if (lua_gethook(L) == host.hook && lua_gethookmask(L) == host.mask) *countdown = left;
-  return false;
 }
 
 }  // namespace scriptprof::lua
