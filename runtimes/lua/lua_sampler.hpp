@@ -1,12 +1,14 @@
-// The Lua 5.4 adapter: everything that touches the interpreter.
-//
-// Sampling path: the core timer's tick (signal context) arms a count hook with lua_sethook on
-// the state that is running (Lua documents that call as safe in a signal handler); at the
-// next instruction, or at the return of a long C function, the hook walks the stack into the
-// core's frames, records one sample carrying every tick since the last one, and restores the
-// host's own hook. Coroutines: the tracking replacements of coroutine.create/resume/wrap (or a
-// C host through enter_coroutine/leave_coroutine) say which state runs, and a coroutine's
-// frames are stitched under its resumer's.
+// The Lua adapter (PUC Lua 5.1-5.5): everything that touches the interpreter, as a thin sampler
+// composed of parts that each keep their own state:
+//   LuaSafePointArm   the signal path: the tick arms the running state's next safe point
+//   LuaStackWalker    the sample's frames, up the coroutine chain
+//   LuaFunctionTable  function identities and names (LuaChunks: the chunks they come from)
+//   LuaCallCounter    exact call counts through the call hook
+//   LuaHookSharing    the program's own hooks, kept under ours while calls are counted
+//   AllocatorTap      the allocator wrapper and the profiler's arena
+// The sampler itself runs the run (start, stop, resume), knows which process runs (coroutines
+// through the coroutine library's replacements or a C host's enter_coroutine/leave_coroutine,
+// fibers when embedded), takes a sample at the safe point and records it.
 #pragma once
 extern "C" {
 #include <lua.h>
@@ -219,11 +221,6 @@ class LuaSampler final : private RuntimeAdapter {
   void finish_limit();                              // suspends and warns when max_samples was reached
   std::uint32_t current_process();                  // fills the profiles' thread list as needed
 
-  lua_State* main_;                                // main thread of the universe
-  SamplerEngine engine_;                           // run state, ticks, budget, profiles
-  LuaFunctionTable functions_{engine_};            // identities and names
-  SamplerSettings settings_;
-  bool counting_ = false;
   void note_program_hooks() {
     sharing_.note_program_hook();
     counter_.bar_quick();
@@ -232,25 +229,31 @@ class LuaSampler final : private RuntimeAdapter {
   void take_over_hook(lua_State* L, lua_State* thread) {
     if (sharing_.take_over(L, thread)) note_program_hooks();
   }
-  AllocatorTap* const tap_;  // our place in the allocator chain (orphaned at the end)
+
+  // The run and what it runs on.
+  lua_State* main_;                                // main thread of the universe
+  SamplerEngine engine_;                           // run state, ticks, budget, profiles
+  SamplerSettings settings_;
+  bool counting_ = false;                          // the run counts calls: our hook on every thread
+  AllocatorTap* const tap_;                        // our place in the allocator chain (orphaned at the end)
   // The profiler's own work: not sampled, no blocked arm lands in it (atomic: arm_blocked reads
   // it on the timer's thread), and its blocks go to the arena. The tap's flag, beside what every
   // allocation reads.
   std::atomic<bool>& in_profiler_;
-  LuaHookSharing sharing_{engine_, in_profiler_};  // the program's hooks under counting's
-  LuaCallCounter counter_{engine_, functions_, sharing_, in_profiler_};  // exact calls
-
-  // Shared with the signal handler (lock-free atomics only).
+  // Which process runs: shared with the signal handler (lock-free).
   std::atomic<lua_State*> current_{nullptr};       // the state running Lua code now
-  LuaSafePointArm arm_{engine_, counting_};        // the arm at the next safe point
-
-  std::unordered_set<lua_State*> excluded_;        // processes not profiled
-  std::vector<int>& lines_ = engine_.lines();      // the engine's sink: current line per frame
-
   ProcessChain chain_;                             // the running coroutine and its resumers
-  std::vector<FunctionId>& frames_ = engine_.frames();  // the engine's sink: one walk
-  LuaStackWalker walker_{functions_, chain_, frames_, lines_};
+  std::unordered_set<lua_State*> excluded_;        // processes not profiled
+  std::vector<FunctionId>& frames_ = engine_.frames();  // the engine's sinks for one walk:
+  std::vector<int>& lines_ = engine_.lines();           // functions and current lines
   std::vector<std::pair<void (*)(void*), void*>> destroy_listeners_;
+
+  // The parts, each with its own state (declared after what they are given).
+  LuaFunctionTable functions_{engine_};                                  // identities and names
+  LuaHookSharing sharing_{engine_, in_profiler_};                        // the program's hooks
+  LuaCallCounter counter_{engine_, functions_, sharing_, in_profiler_};  // exact calls
+  LuaSafePointArm arm_{engine_, counting_};                              // the signal path
+  LuaStackWalker walker_{functions_, chain_, frames_, lines_};           // the sample's frames
 };
 
 }  // namespace scriptprof::lua
