@@ -19,9 +19,13 @@ bool LuaChunks::same_source(const Record& c, const lua_Debug* ar) const {
          std::memcmp(c.tail, ar->source + c.length - edge, edge) == 0;
 }
 
-std::uint32_t LuaChunks::chunk_of(const lua_Debug* ar) {
+std::uint32_t LuaChunks::find(const lua_Debug* ar) const {
   auto found = index_.find(ar->source);
-  if (found != index_.end() && same_source(chunks_[found->second], ar)) return found->second;
+  return found != index_.end() && same_source(chunks_[found->second], ar) ? found->second : kNone;
+}
+
+std::uint32_t LuaChunks::chunk_of(const lua_Debug* ar) {
+  if (const std::uint32_t known = find(ar); known != kNone) return known;
   // A new chunk, or another one whose source took the address of a collected one.
   const std::size_t length = source_length(ar);
   const std::size_t edge = std::min<std::size_t>(length, sizeof(Record::head));

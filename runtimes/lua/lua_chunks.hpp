@@ -27,6 +27,8 @@ class LuaChunks {
   // The chunk of the function `ar` describes (filled with "S"): the one recorded at its source's
   // address, or a new one.
   std::uint32_t chunk_of(const lua_Debug* ar);
+  // The chunk recorded for `ar` (filled with "S"), or kNone: nothing is recorded.
+  std::uint32_t find(const lua_Debug* ar) const;
   // Whether `chunk` is the chunk `ar` (filled with "S") shows, not another at its address.
   bool holds(std::uint32_t chunk, const lua_Debug* ar) const;
   // The name the function `ar` is declared under in the chunk's text ("" for an anonymous

@@ -102,7 +102,7 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
     return false;
   }
   track_coroutines(L, true);
-  learn_library_names(L);  // the tracking coroutine.resume and wrap included
+  functions_.learn_library_names(L);  // the tracking coroutine.resume and wrap included
   ++run_number_;
   if (settings.gc_samples) new_gc_sentinel(L);
   if (settings.alloc_bytes) install_allocator(L);
@@ -136,7 +136,7 @@ void LuaJitSampler::stop() {
   } else {
     guard_debug_sethook(L, false);
   }
-  qualify_names(L);
+  functions_.qualify_names(L);
   release_run_state();
   engine_.stop();
   g_sampler = nullptr;
@@ -180,9 +180,8 @@ void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
     // own, under the Lua code that was running when they ran. (LuaJIT calls back after a C
     // function returned: which one ran is gone, but its time is not its Lua caller's own.)
     if (vmstate == 'G' || vmstate == 'J' || vmstate == 'C') {
-      frames_.push_back(vmstate == 'G'   ? pseudo_function(&gc_id_, "(gc)", true)
-                        : vmstate == 'J' ? pseudo_function(&jit_id_, "(jit)", false)
-                                         : pseudo_function(&c_code_id_, "(C)", false));
+      using Pseudo = LuaJitFunctionTable::Pseudo;
+      frames_.push_back(functions_.pseudo(vmstate == 'G' ? Pseudo::Gc : vmstate == 'J' ? Pseudo::Jit : Pseudo::CCode));
       lines_.push_back(0);
     }
     const NodeId leaf = engine_.record(SampleKind::Time, w.ticks, process, w.since_ns);
@@ -203,12 +202,8 @@ bool LuaJitSampler::resume_sampling(lua_State* L, std::string* error, bool hold_
 void LuaJitSampler::reset() {
   if (engine_.active()) return;
   engine_.reset();
-  chunks_.clear();
-  chunk_index_.clear();
-  lua_ids_.clear();
-  c_ids_.clear();
+  functions_.reset();
   process_ids_.clear();
-  gc_id_ = jit_id_ = c_code_id_ = kNoFunction;
 }
 
 void LuaJitSampler::on_call(lua_State* L, lua_Debug* ar) {
@@ -220,12 +215,12 @@ void LuaJitSampler::on_call(lua_State* L, lua_Debug* ar) {
     if (std::find(count_list_.begin(), count_list_.end(), fn) == count_list_.end()) return;
   }
   bool boundary = false;
-  dumped_ = nullptr;  // a stack dump only if the callee or its caller is a C function
-  const FunctionId callee = intern(L, ar, 0, &boundary, 2);
+  functions_.new_stack();  // a stack dump only if the callee or its caller is a C function
+  const FunctionId callee = functions_.intern(L, ar, 0, &boundary, 2);
   if (callee == kNoFunction) return;
   FunctionId caller = kNoFunction;
   lua_Debug up;
-  if (lua_getstack(L, 1, &up)) caller = intern(L, &up, 1, &boundary, 2);
+  if (lua_getstack(L, 1, &up)) caller = functions_.intern(L, &up, 1, &boundary, 2);
   engine_.record_call(callee, caller);
 }
 
@@ -235,11 +230,11 @@ void LuaJitSampler::walk(lua_State* L) {
   std::size_t idx = chain_.index_of(L);
   lua_State* s = L;
   for (;;) {
-    dumped_ = nullptr;  // each thread's stack dump is made afresh
+    functions_.new_stack();  // each thread's stack dump is made afresh
     lua_Debug ar;
     for (int level = 0; lua_getstack(s, level, &ar); ++level) {
       bool boundary = false;
-      const FunctionId id = intern(s, &ar, level, &boundary);
+      const FunctionId id = functions_.intern(s, &ar, level, &boundary);
       if (boundary) goto done;
       if (id == kNoFunction) continue;  // the profiler's own function
       frames_.push_back(id);

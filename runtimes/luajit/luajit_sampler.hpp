@@ -29,7 +29,7 @@ extern "C" {
 #include <vector>
 
 #include "jit_profiler_bridge.hpp"
-#include "lua_declared_names.hpp"
+#include "luajit_function_table.hpp"
 #include "scriptprof/process_chain.hpp"
 #include "scriptprof/sampler_engine.hpp"
 
@@ -71,7 +71,7 @@ class LuaJitSampler final : private RuntimeAdapter {
   void set_process_profiled(lua_State* L, lua_State* thread, bool profiled);
   bool process_profiled(lua_State* thread) const;
   // Identity of the function value at `idx`, if the profile met it.
-  bool find_function_value(lua_State* L, int idx, FunctionId* out);
+  bool find_function_value(lua_State* L, int idx, FunctionId* out) { return functions_.find_function_value(L, idx, out); }
   // interpret_closures is not offered on LuaJIT: nothing to push but nil.
   void push_closure(lua_State* L, lua_Integer) { lua_pushnil(L); }
   // The source of a function's chunk ("@file.lua"), if known.
@@ -83,9 +83,9 @@ class LuaJitSampler final : private RuntimeAdapter {
 
   // A call to this C function is the host's own entry (a runner's protected main): stack walks
   // stop below it.
-  void add_boundary(lua_CFunction f) { boundaries_.push_back(reinterpret_cast<const void*>(f)); }
+  void add_boundary(lua_CFunction f) { functions_.add_boundary(reinterpret_cast<const void*>(f)); }
   // The profiler's own C functions: never a frame of a sample, never counted.
-  void add_own(lua_CFunction f) { own_fns_.push_back(reinterpret_cast<const void*>(f)); }
+  void add_own(lua_CFunction f) { functions_.add_own(reinterpret_cast<const void*>(f)); }
 
   // A coroutine resumer (the coroutine library replacement, or a C host around lua_resume)
   // calls these so that a coroutine's samples sit under the frames that resumed it.
@@ -137,20 +137,7 @@ class LuaJitSampler final : private RuntimeAdapter {
 
   // The stack of L and its resumers, root first, into the engine's frames and lines.
   void walk(lua_State* L);
-  // Identity of the function at stack `level` of L (`ar` from lua_getstack): kNoFunction for a
-  // boundary or the profiler's own. Pushes nothing on L. A C frame reads L's stack dump, made
-  // once down to `dump_depth` frames (a walk: the whole stack; a call hook: callee and caller).
-  FunctionId intern(lua_State* L, lua_Debug* ar, int level, bool* boundary, int dump_depth = 1 << 30);
-  FunctionId lua_function_id(lua_State* L, lua_Debug* ar);
-  static std::uint64_t function_key(std::uint32_t chunk, const lua_Debug& ar);  // chunk and lines
   void mark_listed_counted(lua_State* L);  // luajit_selection.cpp
-  FunctionId c_function_id(lua_State* L, lua_Debug* ar, std::uint64_t key);
-  std::uint64_t c_value_key(lua_State* L, int idx);  // a C function value's key, as frames have it
-  void dump_c_keys(lua_State* L, int depth);         // c_keys_ of L's top `depth` frames
-  std::uint32_t chunk_of(const lua_Debug& ar);
-  FunctionId pseudo_function(FunctionId* slot, const char* name, bool collector);
-  void learn_library_names(lua_State* L);
-  void qualify_names(lua_State* L);
   void guard_jit_profile(lua_State* L);  // at construction: jit.profile.start refused in a run
   void share_hook(lua_State* L, bool on);  // counting's call hook beside the program's
   void guard_debug_sethook(lua_State* L, bool on);  // a run's debug.sethook, as a HookWrite
@@ -172,6 +159,7 @@ class LuaJitSampler final : private RuntimeAdapter {
   lua_State* main_;                        // the thread the sampler was made on: process 0
   lua_State* run_state_ = nullptr;         // the thread that started the run, held until stop()
   SamplerEngine engine_{this};
+  LuaJitFunctionTable functions_{engine_};  // identities and names
   JitProfilerBridge bridge_;
   std::atomic<bool> armed_{false};
   bool counting_ = false;
@@ -180,8 +168,6 @@ class LuaJitSampler final : private RuntimeAdapter {
   bool counting_lifted_ = false;     // counting stepped aside near the stack limit
   bool jit_was_on_ = true;
   ProcessChain chain_;
-  std::vector<const void*> boundaries_;
-  std::vector<const void*> own_fns_;       // the profiler's C functions: never a frame
   std::vector<const void*> count_list_;    // function objects to count (empty: all); held in the registry
   std::vector<lua_State*> excluded_;       // processes not profiled; held in the registry
   std::uint32_t run_number_ = 0;           // this run's GC sentinels carry it
@@ -192,27 +178,9 @@ class LuaJitSampler final : private RuntimeAdapter {
   lua_Alloc host_alloc_ = nullptr;         // the allocator wrapped (null: not wrapped)
   void* host_alloc_ud_ = nullptr;
 
-  // A chunk as identities need it: its source's address, length and ends tell it from another
-  // chunk loaded later at the same address; its text gives declared names.
-  struct Chunk {
-    const char* source = nullptr;
-    std::size_t length = 0;
-    std::string head, tail;
-    bool scanned = false;
-    lua::DeclaredNames declared;
-  };
-  std::vector<Chunk> chunks_;
-  std::unordered_map<const void*, std::uint32_t> chunk_index_;  // source address -> chunk
-  std::unordered_map<std::uint64_t, FunctionId> lua_ids_;       // chunk, lines -> id
-  std::unordered_map<std::uint64_t, FunctionId> c_ids_;         // C function key -> id
-  lua_State* dumped_ = nullptr;                                 // c_keys_ are this thread's, this walk
-  std::vector<std::uint64_t> c_keys_;                           // C function keys by stack level
-  std::unordered_map<std::uint64_t, std::string> c_names_;      // "string.format"
   std::unordered_map<lua_State*, std::uint32_t> process_ids_;
   std::vector<FunctionId>& frames_ = engine_.frames();
   std::vector<int>& lines_ = engine_.lines();
-  FunctionId gc_id_ = kNoFunction, jit_id_ = kNoFunction;       // the (gc) and (jit) frames
-  FunctionId c_code_id_ = kNoFunction;                          // the (C) frame
 };
 
 }  // namespace scriptprof::luajit

@@ -48,30 +48,7 @@ void LuaJitSampler::mark_listed_counted(lua_State* L) {
       lua_pop(L, 1);
       break;
     }
-    FunctionId id;
-    if (!find_function_value(L, -1, &id)) {
-      lua_Debug ar;
-      lua_pushvalue(L, -1);
-      lua_getinfo(L, ">S", &ar);
-      FunctionInfo info;
-      info.name = "?";
-      info.file = ar.short_src;
-      info.line = ar.linedefined;
-      info.last_line = ar.lastlinedefined;
-      if (lua_iscfunction(L, -1)) {
-        info.kind = FunctionKind::Native;
-        const std::uint64_t key = c_value_key(L, -1);
-        auto named = c_names_.find(key);
-        if (named != c_names_.end()) info.name = named->second;
-        info.file.clear();
-        c_ids_[key] = id = engine_.add_function(std::move(info));
-      } else {
-        const std::uint32_t chunk = chunk_of(ar);
-        id = engine_.add_function(std::move(info));
-        lua_ids_[function_key(chunk, ar)] = id;
-      }
-    }
-    engine_.mark_counted(id);
+    engine_.mark_counted(functions_.value_id(L, -1));
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -103,15 +80,7 @@ bool LuaJitSampler::process_profiled(lua_State* thread) const {
 }
 
 std::size_t LuaJitSampler::own_bytes() const {
-  std::size_t bytes = heap_bytes(chunks_) + heap_bytes(boundaries_) + heap_bytes(c_keys_) + hash_table_bytes(chunk_index_) +
-                      hash_table_bytes(lua_ids_) + hash_table_bytes(c_ids_) + hash_table_bytes(c_names_) +
-                      hash_table_bytes(process_ids_);
-  for (const Chunk& c : chunks_) {
-    bytes += heap_bytes(c.head) + heap_bytes(c.tail) + tree_bytes(c.declared);
-    for (const auto& [lines, name] : c.declared) bytes += heap_bytes(name);
-  }
-  for (const auto& [fn, name] : c_names_) bytes += heap_bytes(name);
-  return bytes;
+  return functions_.own_bytes() + hash_table_bytes(process_ids_);
 }
 
 }  // namespace scriptprof::luajit

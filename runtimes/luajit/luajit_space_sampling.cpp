@@ -75,8 +75,7 @@ void LuaJitSampler::new_gc_sentinel(lua_State* L) {
     lua_setfield(L, -2, "__gc");
   }
   // The finalizer is never a frame of a sample.
-  const void* finalizer = reinterpret_cast<const void*>(sentinel_gc);
-  if (std::find(own_fns_.begin(), own_fns_.end(), finalizer) == own_fns_.end()) own_fns_.push_back(finalizer);
+  functions_.add_own(reinterpret_cast<const void*>(sentinel_gc));
   auto* run = static_cast<std::uint32_t*>(lua_newuserdata(L, sizeof(std::uint32_t)));
   *run = run_number_;
   lua_insert(L, -2);

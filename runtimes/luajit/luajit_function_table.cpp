@@ -1,11 +1,4 @@
-// Function identity and names for the LuaJIT adapter.
-//
-// A Lua function is its prototype, keyed by its chunk and its lines (closures of one prototype
-// merge); its name is the one its chunk's text declares ("Vec:new", "update"), the same in every
-// run, else its call site's, else <anonymous> with its file and line; at the end of a run the
-// name under which it is reachable from loaded modules and globals wins ("Vec.new"). A C
-// function (LuaJIT's fast functions included) is its function object, named by the library
-// table that holds it ("string.format").
+// LuaJitFunctionTable (luajit_function_table.hpp).
 extern "C" {
 #include <lauxlib.h>
 #include <luajit.h>
@@ -17,14 +10,13 @@ extern "C" {
 #include <map>
 
 #include "lua_reachable_names.hpp"
-#include "lua_source_text.hpp"
-#include "luajit_sampler.hpp"
+#include "luajit_function_table.hpp"
+#include "scriptprof/heap_bytes.hpp"
 
 namespace scriptprof::luajit {
 
 namespace {
 constexpr const char* kAnonymous = "<anonymous>";  // labels add the file and line
-constexpr std::size_t kEdge = 24;                   // bytes of a source's ends kept to tell chunks apart
 constexpr std::uint64_t kBuiltin = std::uint64_t{1} << 63;  // a builtin's key: its ffid with this bit
 }  // namespace
 
@@ -32,7 +24,7 @@ constexpr std::uint64_t kBuiltin = std::uint64_t{1} << 63;  // a builtin's key: 
 // stack dump ("[builtin#N]" for a builtin, "@0xADDR" for any other C function, "chunk:line" for
 // Lua), made once per walk. It pushes nothing on L, whose stack may be at its limit when a
 // sample is taken (lua_getinfo's "f" pushes, and a push there raises "stack overflow").
-void LuaJitSampler::dump_c_keys(lua_State* L, int depth) {
+void LuaJitFunctionTable::dump_c_keys(lua_State* L, int depth) {
   std::vector<std::uint64_t>* keys = &c_keys_;
   dumped_ = L;
   keys->clear();
@@ -53,7 +45,7 @@ void LuaJitSampler::dump_c_keys(lua_State* L, int depth) {
 
 // The same key for the C function value at `idx` (normal context): jit.util.funcinfo gives a
 // builtin's ffid (2 and up; 0 and 1 are Lua and plain C functions) and any C function's address.
-std::uint64_t LuaJitSampler::c_value_key(lua_State* L, int idx) {
+std::uint64_t LuaJitFunctionTable::c_value_key(lua_State* L, int idx) {
   idx = idx < 0 && idx > LUA_REGISTRYINDEX ? lua_gettop(L) + idx + 1 : idx;
   const int top = lua_gettop(L);
   std::uint64_t key = 0;
@@ -74,7 +66,7 @@ std::uint64_t LuaJitSampler::c_value_key(lua_State* L, int idx) {
   return key;
 }
 
-FunctionId LuaJitSampler::intern(lua_State* L, lua_Debug* ar, int level, bool* boundary, int dump_depth) {
+FunctionId LuaJitFunctionTable::intern(lua_State* L, lua_Debug* ar, int level, bool* boundary, int dump_depth) {
   lua_getinfo(L, "Sl", ar);
   if (ar->what[0] != 'C') return lua_function_id(L, ar);
   if (dumped_ != L) dump_c_keys(L, dump_depth);
@@ -88,13 +80,13 @@ FunctionId LuaJitSampler::intern(lua_State* L, lua_Debug* ar, int level, bool* b
   return c_function_id(L, ar, key);
 }
 
-std::uint64_t LuaJitSampler::function_key(std::uint32_t chunk, const lua_Debug& ar) {
+std::uint64_t LuaJitFunctionTable::function_key(std::uint32_t chunk, const lua_Debug& ar) {
   return (std::uint64_t{chunk} << 42) | (std::uint64_t(ar.linedefined & 0x1fffff) << 21) |
          std::uint64_t(ar.lastlinedefined & 0x1fffff);
 }
 
-FunctionId LuaJitSampler::lua_function_id(lua_State* L, lua_Debug* ar) {
-  const std::uint32_t chunk = chunk_of(*ar);
+FunctionId LuaJitFunctionTable::lua_function_id(lua_State* L, lua_Debug* ar) {
+  const std::uint32_t chunk = chunks_.chunk_of(ar);
   const std::uint64_t key = function_key(chunk, *ar);
   auto it = lua_ids_.find(key);
   if (it != lua_ids_.end()) return it->second;
@@ -106,15 +98,8 @@ FunctionId LuaJitSampler::lua_function_id(lua_State* L, lua_Debug* ar) {
     info.kind = FunctionKind::Main;
     info.name = "main chunk";
   } else {
-    Chunk& c = chunks_[chunk];
-    if (!c.scanned) {
-      c.scanned = true;
-      std::string text, error;
-      if (lua::source_text(ar->source, &text, &error)) c.declared = lua::declared_names(text);
-    }
-    auto d = c.declared.find({ar->linedefined, ar->lastlinedefined});
-    if (d != c.declared.end()) {
-      info.name = d->second.empty() ? kAnonymous : d->second;
+    if (const std::string* declared = chunks_.declared_name(chunk, ar)) {
+      info.name = declared->empty() ? kAnonymous : *declared;
     } else {
       lua_getinfo(L, "n", ar);  // no text to read: the call site's name
       info.name = ar->name ? ar->name : kAnonymous;
@@ -125,7 +110,7 @@ FunctionId LuaJitSampler::lua_function_id(lua_State* L, lua_Debug* ar) {
   return id;
 }
 
-FunctionId LuaJitSampler::c_function_id(lua_State* L, lua_Debug* ar, std::uint64_t key) {
+FunctionId LuaJitFunctionTable::c_function_id(lua_State* L, lua_Debug* ar, std::uint64_t key) {
   auto it = c_ids_.find(key);
   if (it != c_ids_.end()) return it->second;
   FunctionInfo info;
@@ -142,41 +127,20 @@ FunctionId LuaJitSampler::c_function_id(lua_State* L, lua_Debug* ar, std::uint64
   return id;
 }
 
-// The chunk of a Lua function: its source string's address, checked against the length and
-// ends recorded (a chunk loaded later may reuse a collected chunk's address).
-std::uint32_t LuaJitSampler::chunk_of(const lua_Debug& ar) {
-  const std::size_t length = std::strlen(ar.source);
-  const std::size_t edge = std::min(length, kEdge);
-  auto found = chunk_index_.find(ar.source);
-  if (found != chunk_index_.end()) {
-    const Chunk& c = chunks_[found->second];
-    if (c.length == length && c.head.compare(0, edge, ar.source, edge) == 0 &&
-        c.tail.compare(0, edge, ar.source + length - edge, edge) == 0)
-      return found->second;
-  }
-  Chunk c;
-  c.source = ar.source;
-  c.length = length;
-  c.head.assign(ar.source, edge);
-  c.tail.assign(ar.source + length - edge, edge);
-  chunks_.push_back(std::move(c));
-  const auto index = static_cast<std::uint32_t>(chunks_.size() - 1);
-  chunk_index_[ar.source] = index;
-  return index;
-}
-
-FunctionId LuaJitSampler::pseudo_function(FunctionId* slot, const char* name, bool collector) {
+FunctionId LuaJitFunctionTable::pseudo(Pseudo which) {
+  static const char* const kNames[] = {"(gc)", "(jit)", "(C)"};
+  FunctionId* slot = &pseudo_ids_[static_cast<int>(which)];
   if (*slot == kNoFunction || *slot >= engine_.profile(SampleKind::Time).functions.size()) {
     FunctionInfo info;
-    info.name = name;
+    info.name = kNames[static_cast<int>(which)];
     info.kind = FunctionKind::Pseudo;
-    info.collector = collector;
+    info.collector = which == Pseudo::Gc;
     *slot = engine_.add_function(std::move(info));
   }
   return *slot;
 }
 
-bool LuaJitSampler::find_function_value(lua_State* L, int idx, FunctionId* out) {
+bool LuaJitFunctionTable::find_function_value(lua_State* L, int idx, FunctionId* out) {
   if (lua_type(L, idx) != LUA_TFUNCTION) return false;
   if (lua_iscfunction(L, idx)) {
     auto it = c_ids_.find(c_value_key(L, idx));
@@ -187,15 +151,15 @@ bool LuaJitSampler::find_function_value(lua_State* L, int idx, FunctionId* out) 
   lua_Debug ar;
   lua_pushvalue(L, idx);
   lua_getinfo(L, ">S", &ar);
-  auto chunk = chunk_index_.find(ar.source);
-  if (chunk == chunk_index_.end()) return false;
-  auto id = lua_ids_.find(function_key(chunk->second, ar));
+  const std::uint32_t chunk = chunks_.find(&ar);
+  if (chunk == lua::LuaChunks::kNone) return false;
+  auto id = lua_ids_.find(function_key(chunk, ar));
   if (id == lua_ids_.end()) return false;
   *out = id->second;
   return true;
 }
 
-void LuaJitSampler::learn_library_names(lua_State* L) {
+void LuaJitFunctionTable::learn_library_names(lua_State* L) {
   lua::visit_reachable_functions(L, false, [&](const std::string& name) {
     if (!lua_iscfunction(L, -1)) return;
     auto [pos, inserted] = c_names_.emplace(c_value_key(L, -1), name);
@@ -203,7 +167,7 @@ void LuaJitSampler::learn_library_names(lua_State* L) {
   });
 }
 
-void LuaJitSampler::qualify_names(lua_State* L) {
+void LuaJitFunctionTable::qualify_names(lua_State* L) {
   std::map<FunctionId, std::string> names;
   lua::visit_reachable_functions(L, true, [&](const std::string& name) {
     FunctionId id;
@@ -212,6 +176,51 @@ void LuaJitSampler::qualify_names(lua_State* L) {
     if (it == names.end() || lua::better_name(name, it->second)) names[id] = name;
   });
   for (const auto& [id, name] : names) engine_.rename_function(id, name);
+}
+
+FunctionId LuaJitFunctionTable::value_id(lua_State* L, int idx) {
+  FunctionId id;
+  if (find_function_value(L, idx, &id)) return id;
+  idx = idx < 0 && idx > LUA_REGISTRYINDEX ? lua_gettop(L) + idx + 1 : idx;
+  lua_Debug ar;
+  lua_pushvalue(L, idx);
+  lua_getinfo(L, ">S", &ar);
+  FunctionInfo info;
+  info.name = "?";
+  info.file = ar.short_src;
+  info.line = ar.linedefined;
+  info.last_line = ar.lastlinedefined;
+  if (lua_iscfunction(L, idx)) {
+    info.kind = FunctionKind::Native;
+    const std::uint64_t key = c_value_key(L, idx);
+    auto named = c_names_.find(key);
+    if (named != c_names_.end()) info.name = named->second;
+    info.file.clear();
+    c_ids_[key] = id = engine_.add_function(std::move(info));
+  } else {
+    const std::uint32_t chunk = chunks_.chunk_of(&ar);
+    id = engine_.add_function(std::move(info));
+    lua_ids_[function_key(chunk, ar)] = id;
+  }
+  return id;
+}
+
+void LuaJitFunctionTable::add_own(const void* f) {
+  if (std::find(own_fns_.begin(), own_fns_.end(), f) == own_fns_.end()) own_fns_.push_back(f);
+}
+
+void LuaJitFunctionTable::reset() {
+  chunks_.clear();
+  lua_ids_.clear();
+  c_ids_.clear();
+  for (FunctionId& id : pseudo_ids_) id = kNoFunction;
+}
+
+std::size_t LuaJitFunctionTable::own_bytes() const {
+  std::size_t bytes = chunks_.own_bytes() + heap_bytes(boundaries_) + heap_bytes(own_fns_) + heap_bytes(c_keys_) +
+                      hash_table_bytes(lua_ids_) + hash_table_bytes(c_ids_) + hash_table_bytes(c_names_);
+  for (const auto& [fn, name] : c_names_) bytes += heap_bytes(name);
+  return bytes;
 }
 
 }  // namespace scriptprof::luajit
