@@ -144,4 +144,10 @@ H.check(profiler.status() ~= "sampling" and jit.status(), "a run started in a de
 -- program lost most of its events, under LuaJIT's own jit.profile as under ours.)
 H.check_hook_toggles(profiler, 3)
 
+-- A function of a chunk loaded from a string takes the name its text declares, as on PUC Lua.
+local from_string = loadstring("local function busy_from_text(n) local x = 0 for i = 1, n do x = x + i % 7 end "
+                               .. "return x end return busy_from_text")()
+profiler.statprof(function() for _ = 1, 20 do from_string(3e5) end end, { hz = 1000, display = false })
+H.check(H.find(H.counts(profiler), "busy_from_text ("), "a string chunk's function is named by its declaration")
+
 H.done()
