@@ -1,14 +1,8 @@
-// Call counting shares LuaJIT's one hook with the program. LuaJIT keeps a single hook per VM,
-// not one per coroutine as Lua 5.4 does: counting puts its call hook there, and a program's
-// debug.sethook would replace it (the counts would stop without a word) and at the run's end
-// lose its own hook when ours is removed. So while calls are counted, the VM's hook runs both:
-// ours on call events, then the program's (LuaJIT's hookf, which calls the Lua function that
-// debug.sethook stored) on the events the program asked for. debug.sethook and debug.gethook
-// are wrapped to keep the program's hook, mask and count beside ours, and to answer with them;
-// at stop the program's hook is put back as it left it. Without counting, debug.sethook is
-// wrapped only to mark the change of the VM's hook (LuaJitSampler::HookWrite).
-#include "luajit_sampler.hpp"
+// LuaJitHookSharing (luajit_hook_sharing.hpp), and the debug library's stand-ins it installs.
+#include "luajit_hook_sharing.hpp"
+
 #include "library_patch.hpp"
+#include "luajit_sampler.hpp"
 
 namespace scriptprof::luajit {
 namespace {
@@ -59,7 +53,7 @@ int shared_sethook(lua_State* L) {
   if (!s->sharing_hook()) return call_original(L, "sethook");
   lua_sethook(L, nullptr, 0, 0);
   const int results = call_original(L, "sethook");  // checks the arguments, stores the function
-  s->program_set_hook(L);
+  s->hook_sharing().program_set(L);
   return results;
 }
 
@@ -69,37 +63,32 @@ int shared_gethook(lua_State* L) {
   LuaJitSampler::HookWrite writing(*s);
   lua_sethook(L, nullptr, 0, 0);  // with no hook, the library answers the function it stored
   call_original(L, "gethook");    // function, mask, count: it raises no error
-  s->answer_program_hook(L);      // the program's hook, mask and count in their place
+  s->hook_sharing().answer_program(L);  // the program's hook, mask and count in their place
   return 3;
 }
 
 }  // namespace
 
-void LuaJitSampler::on_shared_hook(lua_State* L, lua_Debug* ar) {
-  if (ar->event == LUA_HOOKCALL) {
-    // LuaJIT makes room for 1 + LUA_MINSTACK slots before it calls any hook: near the stack
-    // limit that room would overflow where the program alone would not. Counting steps aside
-    // there (said in the profile's health) until a sample finds the stack shallow again.
-    if (ar->i_ci > kLiftDepth) {
-      HookWrite writing(*this);
-      lua_sethook(L, program_hook_, program_mask_, program_count_);
-      counting_lifted_ = true;
-      engine_.profile().health.counting_lifts += 1;
-    } else {
-      lua_Debug mine = *ar;  // on_call's lua_getinfo fills fields the program's hook must not see
-      on_call(L, &mine);
-    }
-  }
+bool LuaJitHookSharing::lift_if_deep(lua_State* L, const lua_Debug* ar) {
+  if (ar->i_ci <= kLiftDepth) return false;
+  HookWriteScope writing(hook_writes_);
+  lua_sethook(L, program_hook_, program_mask_, program_count_);
+  lifted_ = true;
+  engine_.profile().health.counting_lifts += 1;
+  return true;
+}
+
+void LuaJitHookSharing::pass_to_program(lua_State* L, lua_Debug* ar) const {
   if (program_hook_ && (program_mask_ & event_mask(ar->event))) program_hook_(L, ar);
 }
 
-void LuaJitSampler::share_hook(lua_State* L, bool on) {
+void LuaJitHookSharing::share(lua_State* L, bool on) {
   if (on) {
     program_hook_ = lua_gethook(L);
     program_mask_ = lua_gethookmask(L);
     program_count_ = lua_gethookcount(L);
-    counting_lifted_ = false;
-    install_shared_hook(L);
+    lifted_ = false;
+    install(L);
     replace_library_functions(L, "debug", kSaved, {{"sethook", shared_sethook}, {"gethook", shared_gethook}});
   } else {
     restore_library_functions(L, "debug", kSaved);
@@ -108,34 +97,32 @@ void LuaJitSampler::share_hook(lua_State* L, bool on) {
   }
 }
 
-void LuaJitSampler::guard_debug_sethook(lua_State* L, bool on) {
+void LuaJitHookSharing::guard_sethook(lua_State* L, bool on) {
   if (on) replace_library_functions(L, "debug", kSaved, {{"sethook", shared_sethook}});
   else restore_library_functions(L, "debug", kSaved);
 }
 
-void LuaJitSampler::install_shared_hook(lua_State* L) {
-  HookWrite writing(*this);
-  if (counting_lifted_) lua_sethook(L, program_hook_, program_mask_, program_count_);
+void LuaJitHookSharing::install(lua_State* L) {
+  HookWriteScope writing(hook_writes_);
+  if (lifted_) lua_sethook(L, program_hook_, program_mask_, program_count_);
   else lua_sethook(L, shared_hook, program_mask_ | LUA_MASKCALL, program_count_);
 }
 
-void LuaJitSampler::resume_counting_if_shallow(lua_State* L) {
+void LuaJitHookSharing::relift_if_shallow(lua_State* L) {
   lua_Debug ar;
-  if (!counting_lifted_ || !lua_getstack(L, 0, &ar) || ar.i_ci > kLiftDepth / 2) return;
-  counting_lifted_ = false;
-  install_shared_hook(L);
+  if (!lifted_ || !lua_getstack(L, 0, &ar) || ar.i_ci > kLiftDepth / 2) return;
+  lifted_ = false;
+  install(L);
 }
 
-bool LuaJitSampler::sharing_hook() const { return engine_.active() && counting_; }
-
-void LuaJitSampler::program_set_hook(lua_State* L) {
+void LuaJitHookSharing::program_set(lua_State* L) {
   program_hook_ = lua_gethook(L);
   program_mask_ = lua_gethookmask(L);
   program_count_ = lua_gethookcount(L);
-  install_shared_hook(L);
+  install(L);
 }
 
-void LuaJitSampler::answer_program_hook(lua_State* L) {
+void LuaJitHookSharing::answer_program(lua_State* L) {
   // As LuaJIT's debug.gethook: the stored function, or "external hook" for a C hook.
   lua_settop(L, lua_gettop(L) - 2);
   if (program_hook_ && !lua_isfunction(L, -1)) {
@@ -150,7 +137,7 @@ void LuaJitSampler::answer_program_hook(lua_State* L) {
   mask[i] = '\0';
   lua_pushstring(L, mask);
   lua_pushinteger(L, program_count_);
-  install_shared_hook(L);
+  install(L);
 }
 
 }  // namespace scriptprof::luajit

@@ -110,10 +110,10 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
     // Compiled traces skip hooks: counted calls need the interpreter.
     jit_was_on_ = jit_on(L);
     luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
-    share_hook(L, true);
+    sharing_.share(L, true);
     engine_.profile().runtime_note = "The JIT was off for this run: calls were counted through hooks, which compiled code skips.";
   } else {
-    guard_debug_sethook(L, true);
+    sharing_.guard_sethook(L, true);
   }
   if (settings.start_sampling && !engine_.resume(error, settings.hold_clock)) {
     stop();
@@ -130,11 +130,11 @@ void LuaJitSampler::stop() {
   remove_allocator(L);
   track_coroutines(L, false);
   if (counting_) {
-    share_hook(L, false);
+    sharing_.share(L, false);
     if (jit_was_on_) luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
     if (!count_list_.empty()) mark_listed_counted(L);
   } else {
-    guard_debug_sethook(L, false);
+    sharing_.guard_sethook(L, false);
   }
   functions_.qualify_names(L);
   release_run_state();
@@ -169,7 +169,7 @@ void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
     return;
   }
   in_profiler_ = true;
-  if (counting_) resume_counting_if_shallow(L);
+  if (counting_) sharing_.relift_if_shallow(L);
   engine_.enter_sampling();
   const PendingWeight w = engine_.take_pending();
   walk(L);
@@ -222,6 +222,16 @@ void LuaJitSampler::on_call(lua_State* L, lua_Debug* ar) {
   lua_Debug up;
   if (lua_getstack(L, 1, &up)) caller = functions_.intern(L, &up, 1, &boundary, 2);
   engine_.record_call(callee, caller);
+}
+
+// The VM's hook while calls are counted: ours on a call (unless the stack is too deep for it),
+// then the program's on the events it asked for.
+void LuaJitSampler::on_shared_hook(lua_State* L, lua_Debug* ar) {
+  if (ar->event == LUA_HOOKCALL && !sharing_.lift_if_deep(L, ar)) {
+    lua_Debug mine = *ar;  // on_call's lua_getinfo fills fields the program's hook must not see
+    on_call(L, &mine);
+  }
+  sharing_.pass_to_program(L, ar);
 }
 
 void LuaJitSampler::walk(lua_State* L) {

@@ -30,6 +30,7 @@ extern "C" {
 
 #include "jit_profiler_bridge.hpp"
 #include "luajit_function_table.hpp"
+#include "luajit_hook_sharing.hpp"
 #include "scriptprof/process_chain.hpp"
 #include "scriptprof/sampler_engine.hpp"
 
@@ -97,20 +98,10 @@ class LuaJitSampler final : private RuntimeAdapter {
   // The sampler of L's VM, or nullptr.
   static LuaJitSampler* of(lua_State* L);
 
-  // Brackets a change of the VM's hook (lua_sethook: the program's debug.sethook, or ours while
-  // a run samples): no trigger lands in it. LuaJIT's trigger runs lj_dispatch_update, and one
-  // that interrupts the same function under lua_sethook can leave the dispatch table without any
-  // hook while the hook mask says profiling: the program's hooks and the samples then stop
-  // until the profiler does (LuaJIT's own jit.profile shows it too). Nesting is allowed.
-  class HookWrite {
+  // Brackets a change of the VM's hook: see HookWriteScope.
+  class HookWrite : public HookWriteScope {
    public:
-    explicit HookWrite(LuaJitSampler& s) : s_(s) { s_.hook_writes_.fetch_add(1, std::memory_order_acq_rel); }
-    ~HookWrite() { s_.hook_writes_.fetch_sub(1, std::memory_order_acq_rel); }
-    HookWrite(const HookWrite&) = delete;
-    HookWrite& operator=(const HookWrite&) = delete;
-
-   private:
-    LuaJitSampler& s_;
+    explicit HookWrite(LuaJitSampler& s) : HookWriteScope(s.hook_writes_) {}
   };
 
   // ---- internal entry points (LuaJIT's callbacks) ----
@@ -118,10 +109,8 @@ class LuaJitSampler final : private RuntimeAdapter {
   void on_call(lua_State* L, lua_Debug* ar);
   // luajit_hook_sharing.cpp: the VM's one hook, shared with the program's while counting.
   void on_shared_hook(lua_State* L, lua_Debug* ar);
-  bool sharing_hook() const;                // counting shares the VM's hook with the program
-  void program_set_hook(lua_State* L);       // after the library's debug.sethook
-  void answer_program_hook(lua_State* L);    // the library's debug.gethook results, made the program's
-  void resume_counting_if_shallow(lua_State* L);  // at a sample: counting back after a lift
+  bool sharing_hook() const { return engine_.active() && counting_; }  // counting shares the VM's hook
+  LuaJitHookSharing& hook_sharing() { return sharing_; }
   void on_gc_cycle(lua_State* L, std::uint32_t run);  // a GC sentinel of run `run` was finalized
   // From the allocator wrapper, for every allocation: the no-sample-due path is inline.
   void on_alloc(std::size_t bytes) {
@@ -139,12 +128,6 @@ class LuaJitSampler final : private RuntimeAdapter {
   void walk(lua_State* L);
   void mark_listed_counted(lua_State* L);  // luajit_selection.cpp
   void guard_jit_profile(lua_State* L);  // at construction: jit.profile.start refused in a run
-  void share_hook(lua_State* L, bool on);  // counting's call hook beside the program's
-  void guard_debug_sethook(lua_State* L, bool on);  // a run's debug.sethook, as a HookWrite
-  void install_shared_hook(lua_State* L);  // the VM's hook: shared, or the program's while lifted
-  // Stack slots above which counting steps aside: LuaJIT's stack holds LUAI_MAXSTACK slots, a
-  // frame up to 250, and a hook call needs 1 + LUA_MINSTACK more.
-  static constexpr int kLiftDepth = LUAI_MAXSTACK - 300;
   // Replaces coroutine.resume and coroutine.wrap with tracking ones (luajit_coroutines.cpp),
   // or puts LuaJIT's back.
   void track_coroutines(lua_State* L, bool on);
@@ -163,9 +146,6 @@ class LuaJitSampler final : private RuntimeAdapter {
   JitProfilerBridge bridge_;
   std::atomic<bool> armed_{false};
   bool counting_ = false;
-  lua_Hook program_hook_ = nullptr;  // the program's hook while counting shares the VM's
-  int program_mask_ = 0, program_count_ = 0;
-  bool counting_lifted_ = false;     // counting stepped aside near the stack limit
   bool jit_was_on_ = true;
   ProcessChain chain_;
   std::vector<const void*> count_list_;    // function objects to count (empty: all); held in the registry
@@ -175,6 +155,7 @@ class LuaJitSampler final : private RuntimeAdapter {
   // refuses a trigger inside its callback: see arm()).
   std::atomic<bool> in_profiler_{false};
   std::atomic<int> hook_writes_{0};        // HookWrite sections open: no trigger
+  LuaJitHookSharing sharing_{engine_, hook_writes_};  // the program's hook beside counting's
   lua_Alloc host_alloc_ = nullptr;         // the allocator wrapped (null: not wrapped)
   void* host_alloc_ud_ = nullptr;
 
