@@ -11,33 +11,13 @@ namespace scriptprof::lua {
 
 void LuaSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
   OwnWork own(*this);
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kExcludedKey) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_createtable(L, 0, 1);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &kExcludedKey);
-  }
-  // Excluded threads are held, so no new thread can take an excluded one's address.
-  if (thread == L) lua_pushthread(L);
-  else {
-    lua_pushthread(thread);
-    lua_xmove(thread, L, 1);
-  }
-  if (profiled) {
-    lua_pushnil(L);
-    excluded_.erase(thread);
-  } else {
-    lua_pushboolean(L, 1);
-    excluded_.insert(thread);
-  }
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
+  excluded_.set(L, thread, profiled);
   update_excluded();
 }
 
 void LuaSampler::update_excluded() {
   lua_State* L = current_.load(std::memory_order_acquire);
-  engine_.set_current_excluded(L && !excluded_.empty() && excluded_.count(L) > 0);
+  engine_.set_current_excluded(L && excluded_.excluded(L));
 }
 
 // ---- Coroutines -----------------------------------------------------------------------------

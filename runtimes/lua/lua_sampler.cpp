@@ -298,7 +298,7 @@ NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight, std::uint64_t a
 }
 
 std::size_t LuaSampler::own_bytes() const {
-  return heap_block(sizeof(*this)) + functions_.own_bytes() + counter_.own_bytes() + hash_table_bytes(excluded_) +
+  return heap_block(sizeof(*this)) + functions_.own_bytes() + counter_.own_bytes() + excluded_.own_bytes() +
          heap_bytes(frames_) + heap_bytes(lines_);
 }
 

@@ -32,6 +32,7 @@ extern "C" {
 #include "pointer_id_map.hpp"
 #include "lua_function_table.hpp"
 #include "lua_call_counter.hpp"
+#include "lua_excluded_processes.hpp"
 #include "lua_hook_sharing.hpp"
 #include "lua_safe_point_arm.hpp"
 #include "lua_stack_walker.hpp"
@@ -112,7 +113,7 @@ class LuaSampler final : private RuntimeAdapter {
   // Allegro's profile-process-p: samples, calls and bytes of an excluded coroutine (or main
   // thread) are not collected. The thread is held while excluded so its identity stays its own.
   void set_process_profiled(lua_State* L, lua_State* thread, bool profiled);
-  bool process_profiled(lua_State* thread) const { return excluded_.count(thread) == 0; }
+  bool process_profiled(lua_State* thread) const { return !excluded_.excluded(thread); }
   // The source of a function's chunk ("@file.lua", or the chunk text when the run kept it:
   // settings.keep_chunk_text), if known.
   const std::string* source_of(FunctionId f) const { return functions_.source_of(f); }
@@ -243,7 +244,7 @@ class LuaSampler final : private RuntimeAdapter {
   // Which process runs: shared with the signal handler (lock-free).
   std::atomic<lua_State*> current_{nullptr};       // the state running Lua code now
   ProcessChain chain_;                             // the running coroutine and its resumers
-  std::unordered_set<lua_State*> excluded_;        // processes not profiled
+  ExcludedProcesses excluded_;                     // processes not profiled
   std::vector<FunctionId>& frames_ = engine_.frames();  // the engine's sinks for one walk:
   std::vector<int>& lines_ = engine_.lines();           // functions and current lines
   std::vector<std::pair<void (*)(void*), void*>> destroy_listeners_;

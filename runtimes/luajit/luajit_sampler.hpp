@@ -31,6 +31,7 @@ extern "C" {
 #include "jit_profiler_bridge.hpp"
 #include "luajit_function_table.hpp"
 #include "luajit_hook_sharing.hpp"
+#include "lua_excluded_processes.hpp"
 #include "scriptprof/process_chain.hpp"
 #include "scriptprof/sampler_engine.hpp"
 
@@ -149,7 +150,7 @@ class LuaJitSampler final : private RuntimeAdapter {
   bool jit_was_on_ = true;
   ProcessChain chain_;
   std::vector<const void*> count_list_;    // function objects to count (empty: all); held in the registry
-  std::vector<lua_State*> excluded_;       // processes not profiled; held in the registry
+  lua::ExcludedProcesses excluded_;        // processes not profiled
   std::uint32_t run_number_ = 0;           // this run's GC sentinels carry it
   // The profiler's own work: its allocations are not sampled, and no arm lands in it (LuaJIT
   // refuses a trigger inside its callback: see arm()).

@@ -13,7 +13,6 @@ extern "C" {
 namespace scriptprof::luajit {
 namespace {
 constexpr char kCountList[] = "scriptprof.count_list";
-constexpr char kExcluded[] = "scriptprof.excluded";
 }  // namespace
 
 void LuaJitSampler::set_count_list(lua_State* L, int idx) {
@@ -55,32 +54,13 @@ void LuaJitSampler::mark_listed_counted(lua_State* L) {
 }
 
 void LuaJitSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
-  lua_getfield(L, LUA_REGISTRYINDEX, kExcluded);
-  if (lua_type(L, -1) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_createtable(L, 0, 0);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, kExcluded);
-  }
-  lua_pushlightuserdata(L, thread);
-  if (profiled) {
-    lua_pushnil(L);
-    excluded_.erase(std::remove(excluded_.begin(), excluded_.end(), thread), excluded_.end());
-  } else {
-    lua_pushthread(thread);  // pushed on thread's own stack: moved here
-    lua_xmove(thread, L, 1);
-    if (process_profiled(thread)) excluded_.push_back(thread);
-  }
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
+  excluded_.set(L, thread, profiled);
 }
 
-bool LuaJitSampler::process_profiled(lua_State* thread) const {
-  return std::find(excluded_.begin(), excluded_.end(), thread) == excluded_.end();
-}
+bool LuaJitSampler::process_profiled(lua_State* thread) const { return !excluded_.excluded(thread); }
 
 std::size_t LuaJitSampler::own_bytes() const {
-  return functions_.own_bytes() + hash_table_bytes(process_ids_);
+  return functions_.own_bytes() + excluded_.own_bytes() + hash_table_bytes(process_ids_);
 }
 
 }  // namespace scriptprof::luajit
