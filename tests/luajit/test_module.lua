@@ -144,6 +144,20 @@ H.check(profiler.status() ~= "sampling" and jit.status(), "a run started in a de
 -- program lost most of its events, under LuaJIT's own jit.profile as under ours.)
 H.check_hook_toggles(profiler, 3)
 
+-- profile_process_p: an excluded coroutine's time is not collected, and the flag reads back.
+local function other(n) local r = spin(n) return r end  -- not a tail call: a frame of its own
+local co = coroutine.create(function() while true do other(2e6) coroutine.yield() end end)
+H.check(profiler.profile_process_p(co) == true, "profiled by default")
+profiler.statprof(function() for _ = 1, 10 do coroutine.resume(co) light() end end,
+                  { hz = 1000, except_processes = { co }, display = false })
+local excluded_counts = H.counts(profiler)
+H.check(not H.find(excluded_counts, "other (") and H.find(excluded_counts, "light (") and profiler.health().excluded > 0,
+        "the excluded coroutine is not sampled (%d ticks excluded)", profiler.health().excluded)
+H.check(profiler.profile_process_p(co) == false, "the exclusion reads back")
+profiler.profile_process_p(co, true)
+profiler.statprof(function() for _ = 1, 10 do coroutine.resume(co) end end, { hz = 1000, display = false })
+H.check(H.find(H.counts(profiler), "other ("), "profiled again once the flag is set back")
+
 -- A function of a chunk loaded from a string takes the name its text declares, as on PUC Lua.
 local from_string = loadstring("local function busy_from_text(n) local x = 0 for i = 1, n do x = x + i % 7 end "
                                .. "return x end return busy_from_text")()
