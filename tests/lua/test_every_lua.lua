@@ -1,6 +1,7 @@
 -- What the module does alike in every PUC Lua it serves (5.1 to 5.5), in the dialect they all
 -- share: a profile of a known split, coroutines and errors that behave as unprofiled, a
--- program's hook kept, and the layout of the release's structs that it recognised.
+-- program's hook kept, exact call counts, space and GC samples, and the layout of the release's
+-- structs that it recognised.
 local profiler = require "profiler"
 local H = dofile("harness.lua")
 
@@ -69,6 +70,40 @@ H.check(during == on_line and after == on_line and mask == "l",
         tostring(after), tostring(mask))
 H.check(lines > 1000 and profiler.sample_count() > 0, "%s: the line hook fired (%d) and the profiler sampled (%d)",
         _VERSION, lines, profiler.sample_count())
+
+-- Exact call counts: a function called a known number of times, and its caller's count.
+local function counted(x) return x + 1 end
+local function count_caller() local s = 0 for _ = 1, 12345 do s = counted(s) end return s end
+profiler.statprof(function() count_caller() end, {hz = 1000, count_calls = true, display = false})
+local counts = H.counts(profiler)
+local cd, cc = H.find(counts, "counted ("), H.find(counts, "count_caller (")
+H.check(cd and cd.calls == 12345 and cc and cc.calls == 1, "%s: exact counts (counted %s, count_caller %s)", _VERSION,
+        cd and tostring(cd.calls), cc and tostring(cc.calls))
+
+-- Space (time sampling off): the bytes sampled are about what Lua says was allocated, all in
+-- the function that allocates; a stack after every collection cycle, each full collection of the
+-- run one at least.
+local function churn(n)
+  local t = {}
+  for i = 1, n do t[i] = {i} end
+  return t
+end
+collectgarbage("collect")
+local before = collectgarbage("count")
+collectgarbage("stop")
+profiler.statprof(function() churn(50000) end, {hz = false, alloc = 1024, display = false})
+local grown = (collectgarbage("count") - before) * 1024
+collectgarbage("restart")
+local space = profiler.save_current_profile():fetch_call_tree().total
+local ch = H.find(H.counts(profiler), "churn (")
+H.check(space > 0.8 * grown and space < 1.2 * grown and ch and ch.cum == space,
+        "%s: %d bytes sampled of %d allocated (churn: %s)", _VERSION, space, grown, ch and tostring(ch.cum))
+local function collect_often() for _ = 1, 10 do churn(2000) collectgarbage() end end
+profiler.statprof(collect_often, {hz = false, gc = true, display = false})
+local cycles = profiler.save_current_profile():fetch_call_tree().total
+local co_gc = H.find(H.counts(profiler), "collect_often (")
+H.check(cycles >= 10 and co_gc and co_gc.cum == cycles, "%s: %d GC cycles sampled over 10 full collections (%s in the run)",
+        _VERSION, cycles, co_gc and tostring(co_gc.cum))
 
 -- An error in the profiled function passes through with its value, and stops the run.
 local ok, e = pcall(profiler.statprof, function() error("boom", 0) end, {display = false})
