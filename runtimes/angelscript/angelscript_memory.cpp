@@ -22,7 +22,7 @@ struct AllocationHook {
     // A space sample is due: arm as a tick does, so the stack is walked at the next statement,
     // never inside the allocator. Inside the critical section: the timer's signal keeps off.
     SamplerEngine::ArmMove move(s->engine_);
-    s->arm();
+    s->arm(move.context());
   }
 };
 

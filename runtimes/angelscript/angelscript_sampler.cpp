@@ -71,7 +71,7 @@ void AngelScriptSampler::stop() {
 // context only while execute() runs it: arming_ is raised before the depth is read, and
 // execute() lowers the depth before waiting for arming_ to fall, so a context execute() has left
 // (and the host may release) is never reached. No allocation, no lock, no signal.
-ArmResult AngelScriptSampler::arm() {
+ArmResult AngelScriptSampler::arm(const ArmContext&) {
   arming_.fetch_add(1, std::memory_order_seq_cst);
   ArmResult r = ArmResult::NotNow;  // the host runs: sampled at the next execute()
   int depth = depth_.load(std::memory_order_seq_cst);
@@ -100,7 +100,7 @@ ArmResult AngelScriptSampler::arm() {
 
 // A suspension asked for cannot be taken back; execute() takes it, samples nothing (the run is
 // suspended) and goes on.
-void AngelScriptSampler::disarm() {}
+void AngelScriptSampler::disarm(const ArmContext&) {}
 
 int AngelScriptSampler::execute(asIScriptContext* ctx) {
   const int depth = depth_.load(std::memory_order_relaxed);

@@ -77,8 +77,8 @@ class AngelScriptSampler final : private RuntimeAdapter {
   friend struct AllocationHook;
   // The adapter contract.
   Capabilities capabilities() const override;
-  ArmResult arm() override;
-  void disarm() override;
+  ArmResult arm(const ArmContext& context) override;
+  void disarm(const ArmContext& context) override;
 
   static constexpr int kMaxDepth = 32;  // deeper execute() calls run unsampled (their time
                                         // is their caller's registered function's)

@@ -31,9 +31,9 @@ void LuaSampler::enter_coroutine(lua_State* from, lua_State* co) {
   update_excluded();
   if (engine_.active()) {
     // A pending sample belongs to whatever runs next: move the arm into the coroutine.
-    if (arm_.armed() == from) arm_.disarm(false);
+    if (arm_.armed() == from) arm_.disarm(false, move.context());
     // An excluded coroutine takes no sample: pending ticks wait for the resumer's next one.
-    if (engine_.pending_ticks() > 0 && !engine_.current_excluded()) arm_.arm(co);
+    if (engine_.pending_ticks() > 0 && !engine_.current_excluded()) arm_.arm(co, move.context());
   }
 }
 
@@ -43,8 +43,8 @@ void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
   current_.store(from, std::memory_order_release);
   update_excluded();
   if (engine_.active() && arm_.armed() == co) {
-    arm_.disarm(false);
-    if (engine_.pending_ticks() > 0) arm_.arm(from);
+    arm_.disarm(false, move.context());
+    if (engine_.pending_ticks() > 0) arm_.arm(from, move.context());
   }
 }
 
@@ -56,7 +56,7 @@ void LuaSampler::sample_now() {
   engine_.enter_sampling();
   {
     SamplerEngine::ArmMove move(engine_);
-    arm_.disarm(false);
+    arm_.disarm(false, move.context());
   }
   std::uint64_t since = engine_.pending_since_ns();  // before the take: this batch's oldest tick
   std::uint64_t ticks = engine_.take_ticks();
@@ -79,7 +79,7 @@ void LuaSampler::sample_now() {
 void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {
   {
     SamplerEngine::ArmMove move(engine_);
-    arm_.disarm(false);
+    arm_.disarm(false, move.context());
   }
   chain_.swap_out(&from->saved_chain);
   chain_.swap_in(to->saved_chain, to->script);
@@ -90,7 +90,7 @@ void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {
   SamplerEngine::ArmMove move(engine_);
   current_.store(running, std::memory_order_release);
   update_excluded();
-  if (running && engine_.sampling() && engine_.pending_ticks() > 0 && !engine_.current_excluded()) arm_.arm(running);
+  if (running && engine_.sampling() && engine_.pending_ticks() > 0 && !engine_.current_excluded()) arm_.arm(running, move.context());
 }
 
 void LuaSampler::mark_frame() {

@@ -4,7 +4,7 @@
 
 namespace scriptprof::lua {
 
-ArmResult LuaSafePointArm::arm_running(lua_State* L) {
+ArmResult LuaSafePointArm::arm_running(lua_State* L, const ArmContext& context) {
   if (!stack_settled(L)) return ArmResult::NotNow;  // its frames point into a freed block
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (armed == L) {
@@ -12,8 +12,8 @@ ArmResult LuaSafePointArm::arm_running(lua_State* L) {
       // Still pending a whole tick later: a C function runs. It may have filled its stack since
       // the arm; if a hook could now fail for want of slots, the arm is taken back.
       if (!hook_has_room(L)) {
-        disarm(false);
-        engine_.drop_pending();
+        disarm(false, context);
+        engine_.drop_pending(context);
       } else if (!pending_c_.fn) {
         note_c_frame(L);
       }
@@ -23,7 +23,7 @@ ArmResult LuaSafePointArm::arm_running(lua_State* L) {
   } else if (armed != nullptr) {
     return ArmResult::Elsewhere;  // armed on another state; it samples when that state runs again
   }
-  return arm(L) ? ArmResult::Armed : ArmResult::NotNow;
+  return arm(L, context) ? ArmResult::Armed : ArmResult::NotNow;
 }
 
 // The timer's thread, while the running state's thread is asleep or blocked in the kernel (a
@@ -34,7 +34,7 @@ ArmResult LuaSafePointArm::arm_running(lua_State* L) {
 // hook of the program's, under call counting or inside the profiler's own work, the ticks wait
 // for a signal once it runs (NotNow). A thread that wakes in the microseconds between the
 // kernel's word and the writes, and sets a hook, keeps its own: the writes lose (NotNow).
-ArmResult LuaSafePointArm::arm_blocked(lua_State* L) {
+ArmResult LuaSafePointArm::arm_blocked(lua_State* L, const ArmContext&) {
   if (!stack_settled(L)) return ArmResult::NotNow;
   if (armed_.load(std::memory_order_acquire) != nullptr) return ArmResult::AlreadyArmed;
   if (!g_state_layout_verified.load(std::memory_order_acquire) || lua_gethook(L) != nullptr ||
@@ -54,7 +54,7 @@ ArmResult LuaSafePointArm::arm_blocked(lua_State* L) {
 // Signal context, or normal context inside the engine's critical section. Arms L's next safe point; false when it
 // did not. Ticks wait (stay pending) while a hook runs or the program's count has just
 // restarted; they are dropped and counted when a hook there could not get its stack slots.
-bool LuaSafePointArm::arm(lua_State* L) {
+bool LuaSafePointArm::arm(lua_State* L, const ArmContext& context) {
   // A hook is running (the program's): no hook can fire inside it, and the instructions it
   // runs would count against our count of 1 instead of the program's countdown. The ticks
   // wait for the next chance after it, which is where the sample would land anyway.
@@ -75,7 +75,7 @@ bool LuaSafePointArm::arm(lua_State* L) {
   // Saved now, that half would be restored after the sample in place of what it sets.
   if ((lua_gethook(L) == nullptr) != (lua_gethookmask(L) == 0)) return false;
   if (!hook_has_room(L)) {
-    engine_.drop_pending();
+    engine_.drop_pending(context);
     return false;
   }
   int mask = lua_gethookmask(L);
@@ -147,7 +147,7 @@ void LuaSafePointArm::note_c_frame(lua_State* L) {
 // Puts back the hook the armed state had. `fired`: called from the armed hook itself, which
 // restores the program's instruction countdown (restore_countdown); otherwise the countdown
 // the arm found is put back here. Signal context, or normal context inside the engine's critical section.
-void LuaSafePointArm::disarm(bool fired) {
+void LuaSafePointArm::disarm(bool fired, const ArmContext&) {
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (!armed) return;
   if (lua_gethook(armed) == sampler_hook) {
@@ -168,8 +168,8 @@ void LuaSafePointArm::stack_block_grew(const void* old_block) {
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (!armed || !may_be_stack_of(armed, old_block)) return;
   SamplerEngine::ArmMove move(engine_);
-  disarm(false);
-  engine_.drop_pending();
+  disarm(false, move.context());
+  engine_.drop_pending(move.context());
 }
 
 // lua_sethook restarted the program's instruction count: put back what was left of it, less

@@ -2,8 +2,9 @@
 // engine's tick (a signal handler on the state's thread, or the timer's thread while that
 // thread is blocked) arms a hook with lua_sethook, which the Lua manual names as safe to call
 // from a signal handler; at the next instruction, call or return the hook takes the sample and
-// disarms, putting back the hook the state had. Every method here is async-signal-safe unless
-// it says otherwise: lock-free atomics, plain fields written before `armed_` is published,
+// disarms, putting back the hook the state had. What moves an arm takes an ArmContext (the tick's,
+// or an ArmMove's: sampler_engine.hpp). Every method here is async-signal-safe unless it says
+// otherwise: lock-free atomics, plain fields written before `armed_` is published,
 // lua_gethook/lua_gethookmask/lua_gethookcount/lua_sethook, and reads of the interrupted
 // thread's own state (lua_state_layout.hpp), which cannot change while the handler runs there.
 #pragma once
@@ -45,15 +46,15 @@ class LuaSafePointArm {
     pending_c_ = {};
   }
 
-  // The RuntimeAdapter's arm for the running state L (signal context).
-  ArmResult arm_running(lua_State* L);
+  // The RuntimeAdapter's arm for the running state L (the tick).
+  ArmResult arm_running(lua_State* L, const ArmContext& context);
   // The same from the timer's thread while L's thread is blocked in the kernel (the caller has
   // checked that no call counting and no profiler work is under way).
-  ArmResult arm_blocked(lua_State* L);
-  // Arms L's next safe point; false when it did not (signal or critical context).
-  bool arm(lua_State* L);
+  ArmResult arm_blocked(lua_State* L, const ArmContext& context);
+  // Arms L's next safe point; false when it did not (the tick, or an ArmMove).
+  bool arm(lua_State* L, const ArmContext& context);
   // Puts back the hook the armed state had; `fired`: from the armed hook itself.
-  void disarm(bool fired);
+  void disarm(bool fired, const ArmContext& context);
 
   // The state armed for a sample, or null; the atomic itself for the counting hook's inline test.
   lua_State* armed() const { return armed_.load(std::memory_order_acquire); }

@@ -174,18 +174,18 @@ void LuaSampler::finish_limit() {
 
 // ---- Signal path: LuaSafePointArm (lua_safe_point_arm.cpp) ---------------------------------
 
-ArmResult LuaSampler::arm() {
+ArmResult LuaSampler::arm(const ArmContext& context) {
   lua_State* L = current_.load(std::memory_order_acquire);
   if (!L) return ArmResult::Elsewhere;
-  return arm_.arm_running(L);
+  return arm_.arm_running(L, context);
 }
 
 // With call counting or inside the profiler's own work, the ticks wait for a signal once the
 // blocked thread runs (NotNow).
-ArmResult LuaSampler::arm_blocked() {
+ArmResult LuaSampler::arm_blocked(const ArmContext& context) {
   lua_State* L = current_.load(std::memory_order_acquire);
   if (!L || counting_ || in_profiler_.load(std::memory_order_acquire)) return ArmResult::NotNow;
-  return arm_.arm_blocked(L);
+  return arm_.arm_blocked(L, context);
 }
 
 void LuaSampler::on_stack_block(const void* old_block) {
@@ -220,7 +220,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     take_sample(L, event == LUA_HOOKCALL);
     {
       SamplerEngine::ArmMove move(engine_);
-      arm_.disarm(true);
+      arm_.disarm(true, move.context());
     }
     bool count_due = borrowed ? (host.mask & LUA_MASKCOUNT) != 0 : LuaSafePointArm::restore_countdown(L, host, event);
     if (counting_ && engine_.active()) sharing_.relift(L);

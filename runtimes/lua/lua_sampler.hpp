@@ -206,9 +206,9 @@ class LuaSampler final : private RuntimeAdapter {
  private:
   // The adapter contract (RuntimeAdapter): the engine's tick arms the running state.
   Capabilities capabilities() const override;
-  ArmResult arm() override;                        // signal context
-  ArmResult arm_blocked() override;                // the timer's thread, this one blocked
-  void disarm() override { arm_.disarm(false); }   // critical context
+  ArmResult arm(const ArmContext& context) override;          // the tick (signal context)
+  ArmResult arm_blocked(const ArmContext& context) override;  // the timer's thread, this one blocked
+  void disarm(const ArmContext& context) override { arm_.disarm(false, context); }
   void take_sample(lua_State* L, bool skip_leaf);
   void append_c_frame(const void* fn);
   // Records the walked frames_ into one profile (under the zones open, when embedded).

@@ -39,7 +39,7 @@ void LuaSampler::arm_for_allocation() {
   // Arm the next safe point, as a tick does; the signal handler keeps off meanwhile. If a hook
   // is already armed, its sample carries these bytes too.
   SamplerEngine::ArmMove move(engine_);
-  if (arm_.armed() == nullptr) arm_.arm(L);
+  if (arm_.armed() == nullptr) arm_.arm(L, move.context());
 }
 
 // A fresh, unreferenced userdata whose finalizer runs at the end of the next cycle that

@@ -15,7 +15,7 @@ void LuaSampler::set_program_hook(lua_State* L, lua_State* L1, lua_Hook hook, in
   }
   SamplerEngine::ArmMove move(engine_);
   bool was_armed = arm_.armed() == L1;
-  if (was_armed) arm_.disarm(false);
+  if (was_armed) arm_.disarm(false, move.context());
   if (engine_.active() && counting_ && !(record && record->lifted)) {
     HostHook program = record ? record->program : HostHook{};
     lua_sethook(L1, sampler_hook, LUA_MASKCALL | program.mask, program.count);
@@ -23,7 +23,7 @@ void LuaSampler::set_program_hook(lua_State* L, lua_State* L1, lua_Hook hook, in
     lua_sethook(L1, hook, mask, count);
   }
   // A sample still pending stays armed, over the new hook.
-  if (was_armed && engine_.active() && engine_.pending_ticks() > 0) arm_.arm(L1);
+  if (was_armed && engine_.active() && engine_.pending_ticks() > 0) arm_.arm(L1, move.context());
 }
 
 HostHook LuaSampler::program_visible_hook(lua_State* L, lua_State* L1) {

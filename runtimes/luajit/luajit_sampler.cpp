@@ -150,7 +150,7 @@ void LuaJitSampler::release_run_state() {
 // Async-signal-safe: an atomic exchange and the bridge's trigger (LuaJIT's own SIGPROF handler,
 // see jit_profiler_bridge.hpp). It triggers on every tick: a trigger that lands while LuaJIT
 // runs a VM event sets no hook, and the next tick must be able to try again.
-ArmResult LuaJitSampler::arm() {
+ArmResult LuaJitSampler::arm(const ArmContext&) {
   // Inside the callback LuaJIT refuses a trigger (its hook mask holds HOOK_VMEVENT) and the
   // arm would be lost with armed_ set; inside a change of the VM's hook a trigger could break
   // the dispatch table (HookWrite): the ticks wait for the next tick instead.

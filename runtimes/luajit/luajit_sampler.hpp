@@ -122,8 +122,8 @@ class LuaJitSampler final : private RuntimeAdapter {
 
  private:
   Capabilities capabilities() const override;
-  ArmResult arm() override;  // signal context
-  void disarm() override { armed_.store(false, std::memory_order_relaxed); }
+  ArmResult arm(const ArmContext& context) override;  // the tick (signal context)
+  void disarm(const ArmContext&) override { armed_.store(false, std::memory_order_relaxed); }
 
   // The stack of L and its resumers, root first, into the engine's frames and lines.
   void walk(lua_State* L);

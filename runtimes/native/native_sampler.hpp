@@ -41,8 +41,8 @@ class NativeSampler final : private RuntimeAdapter {
  private:
   // The adapter contract: nothing to arm (the zones are the stack), so the engine only counts.
   Capabilities capabilities() const override;
-  ArmResult arm() override { return ArmResult::Elsewhere; }
-  void disarm() override {}
+  ArmResult arm(const ArmContext&) override { return ArmResult::Elsewhere; }
+  void disarm(const ArmContext&) override {}
 
   SamplerEngine engine_{this};
   std::vector<FunctionId> zone_ids_;            // zone -> function in the profiles

@@ -24,11 +24,11 @@ Capabilities TinyAdapter::capabilities() const {
 
 // Signal context. Async-signal-safe: one lock-free atomic exchange, nothing else. The
 // interpreter polls the flag between instructions (and inside long native work).
-ArmResult TinyAdapter::arm() {
+ArmResult TinyAdapter::arm(const ArmContext&) {
   return vm_.interrupt.exchange(true, std::memory_order_relaxed) ? ArmResult::AlreadyArmed : ArmResult::Armed;
 }
 
-void TinyAdapter::disarm() { vm_.interrupt.store(false, std::memory_order_relaxed); }
+void TinyAdapter::disarm(const ArmContext&) { vm_.interrupt.store(false, std::memory_order_relaxed); }
 
 bool TinyAdapter::start(const RunSettings& settings, std::string* error) {
   if (!engine_.start(settings, settings.count_calls, error)) return false;

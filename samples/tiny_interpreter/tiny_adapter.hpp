@@ -21,8 +21,8 @@ class TinyAdapter final : private scriptprof::RuntimeAdapter {
  private:
   // The contract. arm() runs in the timer's signal handler.
   scriptprof::Capabilities capabilities() const override;
-  scriptprof::ArmResult arm() override;
-  void disarm() override;
+  scriptprof::ArmResult arm(const scriptprof::ArmContext& context) override;
+  void disarm(const scriptprof::ArmContext& context) override;
 
   // The interpreter's hooks.
   static void safe_point(void* self);

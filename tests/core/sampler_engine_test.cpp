@@ -20,12 +20,12 @@ struct FakeAdapter : RuntimeAdapter {
   ArmResult blocked_answer = ArmResult::NotNow;  // arm_blocked's
   int arms = 0, disarms = 0;
   Capabilities capabilities() const override { return caps; }
-  ArmResult arm() override {
+  ArmResult arm(const ArmContext&) override {
     ++arms;
     return answer;
   }
-  ArmResult arm_blocked() override { return blocked_answer; }
-  void disarm() override { ++disarms; }
+  ArmResult arm_blocked(const ArmContext&) override { return blocked_answer; }
+  void disarm(const ArmContext&) override { ++disarms; }
   FakeAdapter() {
     caps.runtime = "Fake 1.0";
     caps.signal_arm = true;
@@ -352,7 +352,10 @@ TEST_CASE("engine: ticks dropped for want of room are counted, not sampled") {
   Run r;
   r.start();
   r.engine.on_tick(3, 0, 1000);
-  r.engine.drop_pending();  // the adapter found no safe way to sample
+  {
+    SamplerEngine::ArmMove move(r.engine);
+    r.engine.drop_pending(move.context());  // the adapter found no safe way to sample
+  }
   r.engine.stop();
   CHECK(r.engine.profile().health.no_room == 3);
   CHECK(r.engine.profile().sample_count() == 0);

@@ -57,19 +57,36 @@ enum class ArmResult : std::uint8_t {
   Elsewhere,     // armed on another process, which samples when it runs again
 };
 
+class SamplerEngine;
+
+// Proof that the caller may move an arm: it runs in the timer's tick (the signal handler, or the
+// timer's thread in a blocked hand-over), where the engine hands one to the adapter, or it holds
+// a SamplerEngine::ArmMove, which gives one for its lifetime. Nothing else can make one, so an
+// arm or a disarm from anywhere else does not compile. Everything an ArmContext admits must be
+// async-signal-safe.
+class ArmContext {
+ public:
+  ArmContext(const ArmContext&) = delete;
+  ArmContext& operator=(const ArmContext&) = delete;
+
+ private:
+  friend class SamplerEngine;
+  ArmContext() = default;
+};
+
 // The adapter contract: what the engine asks of an interpreter.
 class RuntimeAdapter {
  public:
   virtual ~RuntimeAdapter() = default;
   virtual Capabilities capabilities() const = 0;  // read when a run starts
-  // Signal context (only when capabilities().signal_arm), or normal context inside the engine's
-  // critical section: ask the running process for a sample at its next safe point.
-  virtual ArmResult arm() = 0;
-  // Normal context inside the critical section: take back an arm that has not fired.
-  virtual void disarm() = 0;
+  // The tick (signal context, only when capabilities().signal_arm), or an ArmMove: ask the
+  // running process for a sample at its next safe point.
+  virtual ArmResult arm(const ArmContext& context) = 0;
+  // An ArmMove: take back an arm that has not fired.
+  virtual void disarm(const ArmContext& context) = 0;
   // The timer's thread, the profiled thread found blocked (only when capabilities().blocked_arm):
   // as arm(), for the first safe point after it wakes.
-  virtual ArmResult arm_blocked() { return ArmResult::NotNow; }
+  virtual ArmResult arm_blocked(const ArmContext&) { return ArmResult::NotNow; }
 };
 
 // A sample's worth of pending weight, handed to the adapter at its safe point.
@@ -188,17 +205,20 @@ class SamplerEngine {
     ~ArmMove() { claim_.leave(was_); }
     ArmMove(const ArmMove&) = delete;
     ArmMove& operator=(const ArmMove&) = delete;
+    // What the adapter's arm and disarm calls ask for, while the move lasts.
+    const ArmContext& context() const { return context_; }
 
    private:
     ArmClaim& claim_;
     const bool was_;
+    const ArmContext context_;
   };
   // Ticks waiting for a sample (signal-safe read).
   std::uint64_t pending_ticks() const { return pending_.load(std::memory_order_relaxed); }
   // Ticks that found the arm still set a tick later (the adapter's own judgement).
   void count_merged(std::uint64_t ticks) { merged_.fetch_add(ticks, std::memory_order_relaxed); }
   // The waiting ticks are dropped: a sample could not be taken safely (health.no_room).
-  void drop_pending();
+  void drop_pending(const ArmContext&);
   // Whether the current process is excluded from collection (Allegro's profile-process-p).
   void set_current_excluded(bool excluded) {
     current_excluded_.store(excluded, std::memory_order_relaxed);

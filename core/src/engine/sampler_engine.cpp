@@ -121,7 +121,7 @@ void SamplerEngine::suspend() {
   armed_in_block_ = false;
   {
     ArmMove move(*this);
-    adapter_->disarm();
+    adapter_->disarm(move.context());
   }
   sampling_ = false;
   update_calls_now();
@@ -284,7 +284,8 @@ void SamplerEngine::arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns,
   // Before the arm: the thread may wake and take its sample before arm_blocked() returns. An
   // arm that did not take leaves the flag as it was (an earlier look's arm still waits).
   const bool was_armed_in_block = blocked && armed_in_block_.exchange(true, std::memory_order_acq_rel);
-  const ArmResult result = blocked ? adapter_->arm_blocked() : adapter_->arm();
+  const ArmContext tick;  // the claim is held: this is the tick's arm
+  const ArmResult result = blocked ? adapter_->arm_blocked(tick) : adapter_->arm(tick);
   if (blocked && result != ArmResult::Armed && !was_armed_in_block) {
     bool set = true;  // unless a sample took it meanwhile
     armed_in_block_.compare_exchange_strong(set, false, std::memory_order_acq_rel);
@@ -303,7 +304,7 @@ void SamplerEngine::arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns,
 }
 
 // Signal context, or normal context inside the critical section.
-void SamplerEngine::drop_pending() {
+void SamplerEngine::drop_pending(const ArmContext&) {
   no_room_.fetch_add(pending_.exchange(0, std::memory_order_acq_rel), std::memory_order_relaxed);
 }
 
