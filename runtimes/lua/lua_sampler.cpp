@@ -107,9 +107,11 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   } else {
     engine_.profile().health.internals = "public API only";
     engine_.profile().runtime_note =
-        "This Lua's internals match no layout the profiler knows (Lua 5.1-5.3, 5.4.0-5.4.8, "
-        "5.5.0): sampled through the public API alone (a program's count hook may drift; ticks in "
-        "C functions go to their Lua callers).";
+        std::string(internals_turned_off()
+                        ? "Reading Lua's internals is off (SCRIPTPROF_LUA_INTERNALS=off)"
+                        : "This Lua's internals match no layout the profiler knows (Lua 5.1-5.3, 5.4.0-5.4.8, 5.5.0)") +
+        ": sampled through the public API alone (a program's count hook may drift; ticks in C functions go to "
+        "their Lua callers).";
   }
   arm_.clear(stack_moves_in_place());
   hook_lookup_enter(this, L);

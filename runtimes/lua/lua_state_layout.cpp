@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "lua_state_mirrors.hpp"
@@ -115,7 +117,7 @@ bool verify_state_layout(lua_State* L) {
   std::lock_guard<std::mutex> lock(g_verify_mutex);
   if (g_tried) return verified();
   g_tried = true;
-  if (!kHasMirror) return false;
+  if (!kHasMirror || internals_turned_off()) return false;
   // On a thread of its own: the program's hooks stay as they are, and its stack is not grown
   // by the probe's thousand slots (the thread is garbage once done).
   lua_State* T = lua_newthread(L);
@@ -132,6 +134,11 @@ bool verify_state_layout(lua_State* L) {
   }
   g_state_layout_verified.store(ok, std::memory_order_release);
   return ok;
+}
+
+bool internals_turned_off() {
+  const char* v = std::getenv("SCRIPTPROF_LUA_INTERNALS");  // normal context, once per process
+  return v && std::strcmp(v, "off") == 0;
 }
 
 const char* verified_layout() { return verified() ? g_layout->releases : nullptr; }

@@ -29,8 +29,12 @@ extern "C" {
 namespace scriptprof::lua {
 
 // Checks the mirrored layouts on L (its hook is set and restored, and a probe C function is
-// called). Once per process; true when one release's layout agreed with the public API.
+// called). Once per process; true when one release's layout agreed with the public API. False
+// without a check when the host turned the reads off (internals_turned_off).
 bool verify_state_layout(lua_State* L);
+// SCRIPTPROF_LUA_INTERNALS=off in the environment: a host whose Lua is patched in ways a check
+// cannot see keeps the profiler to the public API.
+bool internals_turned_off();
 
 // The instructions left before L's count hook fires, or nullptr if not verified. A plain int in
 // the state: readable and writable from a signal handler on L's own thread.

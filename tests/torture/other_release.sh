@@ -51,6 +51,12 @@ if [[ $got != "$want" ]]; then
   failures=$((failures + 1))
   echo "FAIL Lua $version: internals '$got', expected '$want'"
 fi
+# With the reads turned off, the public API alone serves the same checks, and says so.
+if ! (cd "$here/../lua" && SCRIPTPROF_LUA_INTERNALS=off "$lua" test_every_lua.lua >"$out/api_only" 2>&1); then
+  failures=$((failures + 1))
+  echo "FAIL Lua $version, test_every_lua.lua with SCRIPTPROF_LUA_INTERNALS=off:"
+  grep -A3 FAIL "$out/api_only" | head -20
+fi
 "$here/compare_profiled.sh" "$lua" "Lua $version" coroutines.lua errors.lua close.lua values.lua hooks.lua ||
   failures=$((failures + 1))
 # The test scripts every release runs (test_rate's workload is sized for 5.4's speed).
