@@ -123,15 +123,17 @@ scriptprof_status scriptprof_create(const scriptprof_options* options, scriptpro
   if (o.signal && !scriptprof::set_run_option(&run, "signal", scriptprof::OptionValue::of_string(o.signal), &error))
     return failed(SCRIPTPROF_INVALID_ARGUMENT, std::string("scriptprof_create: signal ") + error);
   return guarded("scriptprof_create", [&] {
-    scriptprof::ProfilerOptions po;
-    po.clock = run.clock;
-    po.period_ns = run.period_ns;
-    po.count_calls = run.count_calls;
-    po.full_stacks = run.full_stacks;
-    po.max_samples = run.max_samples;
-    po.signal = run.signal;
-    *out = new scriptprof_profiler(po);
+    *out = new scriptprof_profiler(run);
     return SCRIPTPROF_OK;
+  });
+}
+
+scriptprof_status scriptprof_set_option(scriptprof_profiler* p, const char* name, const char* value) {
+  SCRIPTPROF_REQUIRE(p && name && value, "scriptprof_set_option: profiler, name or value is NULL");
+  return guarded("scriptprof_set_option", [&] {
+    std::string error;
+    if (p->profiler.set_option(name, value, &error)) return SCRIPTPROF_OK;
+    return failed(p->profiler.running() ? SCRIPTPROF_INVALID_STATE : SCRIPTPROF_INVALID_ARGUMENT, "scriptprof_" + error);
   });
 }
 

@@ -76,18 +76,6 @@ std::string describe(const Profiler::Session& s) {
   return s.L ? state_name(s.L) : std::string("a native thread");
 }
 
-// The run settings of the profiler's options, the same for every kind of session.
-RunSettings run_settings(const ProfilerOptions& o) {
-  RunSettings settings;
-  settings.clock = o.clock;
-  settings.period_ns = o.period_ns;
-  settings.count_calls = o.count_calls;
-  settings.full_stacks = o.full_stacks;
-  settings.max_samples = o.max_samples;
-  settings.signal = o.signal;
-  return settings;
-}
-
 bool fail(std::string* error, std::string message) {
   if (error) *error = std::move(message);
   return false;
@@ -153,6 +141,23 @@ void listen_on_this_thread(void* session) {
 }  // namespace
 
 Profiler::Profiler(const ProfilerOptions& options) : options_(options) {}
+
+bool Profiler::running() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& s : sessions_)
+    if (s->running) return true;
+  return false;
+}
+
+bool Profiler::set_option(std::string_view name, std::string_view text, std::string* error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& s : sessions_)
+    if (s->running) return fail(error, "set_option: " + describe(*s) + " is running; stop it first");
+  std::string why;
+  if (!parse_run_option(&options_, name, text, &why))
+    return fail(error, "set_option: " + (is_run_option(name) ? std::string(name) + " " : std::string()) + why);
+  return true;
+}
 
 Profiler::~Profiler() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -225,7 +230,7 @@ bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
   // Past the checks above, only the system can refuse: the timer, the signal handler, memory.
   if (kind) *kind = Failure::System;
   lua::SamplerSettings settings;  // one set of run settings for both kinds of session
-  static_cast<RunSettings&>(settings) = run_settings(options_);
+  static_cast<RunSettings&>(settings) = options_;
   std::string why;
   if (s->native) {
     RunSettings native_run = settings;
@@ -340,7 +345,7 @@ bool Profiler::start_angelscript(std::string* error, Failure* kind) {
   for (const auto& other : sessions_)
     if (other.get() != s && other->running && other->thread == std::this_thread::get_id())
       return fail(error, "start: this thread already samples " + describe(*other) + "; stop that first");
-  const RunSettings settings = run_settings(options_);
+  const RunSettings settings = options_;
   std::string why;
   if (!s->script->start(settings, &why)) {
     // Counted calls are a capability AngelScript lacks (the caller's options asked for them);

@@ -161,6 +161,42 @@ TEST_CASE("max_samples holds for a native-only thread as for Lua: one engine, on
   REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
 }
 
+TEST_CASE("scriptprof_set_option reaches every run option, with the table's checks and errors") {
+  // Two closures of one function: apart only under interpret_closures, which scriptprof_options
+  // has no field for.
+  lua_State* L = new_state(R"(
+    local function make() return function(seconds) think(seconds) end end
+    first, second = make(), make()
+  )");
+  scriptprof_profiler* p = new_profiler(100);
+  REQUIRE(scriptprof_set_option(p, "hz", "1000") == SCRIPTPROF_OK);
+  REQUIRE(scriptprof_set_option(p, "max_samples", "40") == SCRIPTPROF_OK);
+  REQUIRE(scriptprof_set_option(p, "interpret_closures", "true") == SCRIPTPROF_OK);
+  CHECK(scriptprof_set_option(p, "hz", "fast") == SCRIPTPROF_INVALID_ARGUMENT);
+  CHECK(std::string(scriptprof_error()) ==
+        "scriptprof_set_option: hz must be a number in (0, 100000] or false, got \"fast\"");
+  CHECK(scriptprof_set_option(p, "hx", "1") == SCRIPTPROF_INVALID_ARGUMENT);
+  CHECK(std::string(scriptprof_error()).rfind("scriptprof_set_option: unknown option 'hx' (known: hz, ", 0) == 0);
+  attach_and_start(p, L);
+  CHECK(scriptprof_set_option(p, "hz", "10") == SCRIPTPROF_INVALID_STATE);  // not during a run
+  call_global(L, "first", 0.03);
+  call_global(L, "second", 0.03);
+  REQUIRE(scriptprof_stop(p, L) == SCRIPTPROF_OK);
+  scriptprof_profile* prof = take_checked(p);
+  const scriptprof::Profile& pr = core(prof);
+  // 60 ms at 1 kHz reaches the bound of 40 (at the 100 Hz the profiler was made with, ~6).
+  CHECK(pr.health.samples_taken == 40);
+  std::set<std::string> closures;
+  for (const auto& [process, by_stack] : stacks(pr))
+    for (const auto& [stack, w] : by_stack)
+      for (const auto& label : stack)
+        if (label.find("[closure ") != std::string::npos) closures.insert(label);
+  CHECK(closures.size() == 2);
+  scriptprof_profile_free(prof);
+  REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
+  lua_close(L);
+}
+
 TEST_CASE("threads with their own states: every sample lands on its own thread's process") {
   constexpr int kThreads = 3;
   scriptprof_profiler* p = new_profiler(1000, true);

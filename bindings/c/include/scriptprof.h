@@ -49,6 +49,12 @@ typedef struct scriptprof_options {
                           "SIGRTMAX-N", "SIGPROF", "SIGUSR1", ... (the program keeps its own) */
 } scriptprof_options;
 
+/* Sets run option `name` from text, as luaprof's flag or the Lua module's key would: every option
+   of the one table ("hz", "clock", "count_calls", "full_stacks", "gc", "alloc", "max_samples",
+   "interpret_closures", "signal"; values "1000", "wall", "true", "65536", ...). Before any start,
+   or between runs; SCRIPTPROF_INVALID_ARGUMENT names the option and the value. */
+scriptprof_status scriptprof_set_option(scriptprof_profiler* profiler, const char* name, const char* value);
+
 /* The calling thread's message for its last failed call ("" if none). */
 const char* scriptprof_error(void);
 

@@ -13,9 +13,11 @@ extern "C" {
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scriptprof/profile.hpp"
+#include "scriptprof/run_options.hpp"
 #include "scriptprof/sampling_timer.hpp"
 
 struct scriptprof_profile;  // the C API's handle (scriptprof.h)
@@ -29,14 +31,10 @@ class AngelScriptSampler;  // runtimes/angelscript/angelscript_sampler.hpp
 // The core profile behind a C API handle, for C++ hosts that use both.
 const Profile& profile_of(const scriptprof_profile* handle);
 
-struct ProfilerOptions {
-  TimerClock clock = TimerClock::Cpu;   // thread CPU time; Wall counts time asleep too
-  std::uint64_t period_ns = 10'000'000;  // 100 Hz
-  bool count_calls = false;             // exact calls through Lua's call hook (costs time)
-  bool full_stacks = false;             // keep every sample: timelines, frame details
-  std::uint64_t max_samples = 100'000;  // stacks per thread before its collection stops
-  int signal = 0;                       // the timer's signal (0: SIGRTMAX-3)
-};
+// A profiler's options are a run's (run_options.hpp: the one table the Lua module, the command
+// lines and the C API share): clock, period_ns, count_calls, full_stacks, gc_samples,
+// alloc_bytes, max_samples, interpret_closures, signal, ...
+using ProfilerOptions = RunSettings;
 
 // Why a call failed: the caller asked for something the profiler's state does not allow, or
 // the system refused (timer, signal handler, memory).
@@ -79,6 +77,11 @@ class Profiler {
   bool reset(std::string* error);
 
   const ProfilerOptions& options() const { return options_; }
+  // Sets run option `name` from text, as luaprof's flag or the Lua module's key would
+  // (run_options.hpp). Refused while any session runs; `error` names the option and the value.
+  bool set_option(std::string_view name, std::string_view text, std::string* error);
+  // Whether a session runs, on any thread.
+  bool running() const;
 
  struct Session;  // one state or native thread (opaque)
 
