@@ -260,17 +260,26 @@ scriptprof_status scriptprof_zone_log_write(const char* path) {
   });
 }
 
-scriptprof_status scriptprof_take_profile(scriptprof_profiler* p, scriptprof_profile** out) {
+scriptprof_status scriptprof_take_profile_of(scriptprof_profiler* p, const char* kind, scriptprof_profile** out) {
   SCRIPTPROF_REQUIRE(p, "scriptprof_take_profile: profiler is NULL");
   SCRIPTPROF_REQUIRE(out, "scriptprof_take_profile: out is NULL");
   *out = nullptr;
+  const std::string k = kind ? kind : "";
+  SCRIPTPROF_REQUIRE(k == "time" || k == "gc" || k == "space",
+                     "scriptprof_take_profile_of: kind must be \"time\", \"gc\" or \"space\", got \"" + k + "\"");
+  const auto sample_kind = k == "time" ? scriptprof::SampleKind::Time : k == "gc" ? scriptprof::SampleKind::Gc
+                                                                                 : scriptprof::SampleKind::Space;
   return guarded("scriptprof_take_profile", [&] {
     auto prof = std::make_unique<scriptprof_profile>();
     std::string error;
-    if (!p->profiler.take_profile(&prof->profile, &error)) return outcome(false, SCRIPTPROF_INVALID_STATE, error);
+    if (!p->profiler.take_profile(&prof->profile, &error, sample_kind)) return outcome(false, SCRIPTPROF_INVALID_STATE, error);
     *out = prof.release();
     return SCRIPTPROF_OK;
   });
+}
+
+scriptprof_status scriptprof_take_profile(scriptprof_profiler* p, scriptprof_profile** out) {
+  return scriptprof_take_profile_of(p, "time", out);
 }
 
 scriptprof_status scriptprof_reset(scriptprof_profiler* p) {

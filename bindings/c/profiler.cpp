@@ -26,7 +26,13 @@ struct Profiler::Session {
   std::thread::id thread;                        // where it runs (while running)
   bool running = false;
   bool ran = false;                              // this profiler ran the state's sampler
-  std::shared_ptr<Profile> kept;                 // the profile, kept past lua_close
+  std::shared_ptr<Profile> kept[3];              // the profiles by SampleKind, kept past lua_close
+
+  // What the sampler collected, kept: the sampler is about to be reset or to go.
+  void keep_profiles() {
+    for (SampleKind kind : {SampleKind::Time, SampleKind::Gc, SampleKind::Space})
+      kept[static_cast<int>(kind)] = sampler->engine().shared_profile(kind);
+  }
 
   // The sampler belongs to the state and outlives this profiler: what this profiler collected
   // is taken out of it (kept here), so that the next profiler on the state starts empty.
@@ -34,7 +40,7 @@ struct Profiler::Session {
     if (!sampler) return;
     sampler->forget_destroy(this);
     if (ran && !sampler->engine().active()) {
-      kept = sampler->engine().shared_profile(lua::SampleKind::Time);
+      keep_profiles();
       sampler->reset();
     }
     sampler = nullptr;
@@ -51,12 +57,13 @@ struct Profiler::Session {
     running = false;
   }
 
-  std::shared_ptr<Profile> profile() const {
-    if (native) return native->profile();
+  // The profile of `kind` (a native thread has time only: null for the others).
+  std::shared_ptr<Profile> profile(SampleKind kind) const {
+    if (native) return kind == SampleKind::Time ? native->profile() : nullptr;
 #ifdef SCRIPTPROF_WITH_ANGELSCRIPT
-    if (script) return script->shared_profile(SampleKind::Time);
+    if (script) return script->shared_profile(kind);
 #endif
-    return sampler ? sampler->engine().shared_profile(lua::SampleKind::Time) : kept;
+    return sampler ? sampler->engine().shared_profile(kind) : kept[static_cast<int>(kind)];
   }
 };
 
@@ -179,7 +186,7 @@ void Profiler::state_closed(void* context) {
   // On the state's thread, inside lua_close: the sampler has stopped and is going away.
   auto* s = static_cast<Session*>(context);
   std::lock_guard<std::mutex> lock(s->owner->mutex_);
-  s->kept = s->sampler->engine().shared_profile(lua::SampleKind::Time);
+  s->keep_profiles();
   if (s->running && s->thread == std::this_thread::get_id()) native::set_thread_listener(nullptr);
   s->running = false;
   s->sampler = nullptr;
@@ -268,7 +275,7 @@ bool Profiler::detach(lua_State* L, std::string* error) {
     if (!s || !L) return fail(error, "detach: " + state_name(L) + " is not attached");
     if (!s->running) {
       if (s->sampler) {
-        s->kept = s->sampler->engine().shared_profile(lua::SampleKind::Time);
+        s->keep_profiles();
         s->let_go_of_sampler();
       }
       return true;
@@ -287,7 +294,7 @@ bool Profiler::can_destroy(std::string* error) const {
   return true;
 }
 
-bool Profiler::take_profile(Profile* out, std::string* error) const {
+bool Profiler::take_profile(Profile* out, std::string* error, SampleKind kind) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& s : sessions_)
     if (s->running)
@@ -296,7 +303,7 @@ bool Profiler::take_profile(Profile* out, std::string* error) const {
   *out = Profile{};
   out->name = "scriptprof";
   for (const auto& s : sessions_)
-    if (auto p = s->profile()) merge_profile(out, *p);
+    if (auto p = s->profile(kind)) merge_profile(out, *p);
   // Threads and fibers may have been named after their first sample.
   for (const auto& [id, name] : native::process_names())
     for (ThreadInfo& t : out->threads)
@@ -314,7 +321,7 @@ bool Profiler::reset(std::string* error) {
 #ifdef SCRIPTPROF_WITH_ANGELSCRIPT
     if (s->script) s->script = std::make_unique<angelscript::AngelScriptSampler>();
 #endif
-    s->kept.reset();
+    for (auto& k : s->kept) k.reset();
   }
   return true;
 }

@@ -161,7 +161,8 @@ TEST_CASE("max_samples holds for a native-only thread as for Lua: one engine, on
   REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
 }
 
-TEST_CASE("scriptprof_set_option reaches every run option, with the table's checks and errors") {
+TEST_CASE("scriptprof_set_option reaches every run option, with the table's checks and errors; "
+          "scriptprof_take_profile_of the gc and space profiles") {
   // Two closures of one function: apart only under interpret_closures, which scriptprof_options
   // has no field for.
   lua_State* L = new_state(R"(
@@ -172,6 +173,7 @@ TEST_CASE("scriptprof_set_option reaches every run option, with the table's chec
   REQUIRE(scriptprof_set_option(p, "hz", "1000") == SCRIPTPROF_OK);
   REQUIRE(scriptprof_set_option(p, "max_samples", "40") == SCRIPTPROF_OK);
   REQUIRE(scriptprof_set_option(p, "interpret_closures", "true") == SCRIPTPROF_OK);
+  REQUIRE(scriptprof_set_option(p, "alloc", "4096") == SCRIPTPROF_OK);
   CHECK(scriptprof_set_option(p, "hz", "fast") == SCRIPTPROF_INVALID_ARGUMENT);
   CHECK(std::string(scriptprof_error()) ==
         "scriptprof_set_option: hz must be a number in (0, 100000] or false, got \"fast\"");
@@ -193,6 +195,16 @@ TEST_CASE("scriptprof_set_option reaches every run option, with the table's chec
         if (label.find("[closure ") != std::string::npos) closures.insert(label);
   CHECK(closures.size() == 2);
   scriptprof_profile_free(prof);
+  // The space profile the alloc option asked for: the bytes spin allocates, under think.
+  scriptprof_profile* space = nullptr;
+  CHECK(scriptprof_take_profile_of(p, "heap", &space) == SCRIPTPROF_INVALID_ARGUMENT);
+  REQUIRE(scriptprof_take_profile_of(p, "space", &space) == SCRIPTPROF_OK);
+  std::uint64_t under_think = 0;
+  for (const auto& [process, by_stack] : stacks(core(space)))
+    for (const auto& [stack, w] : by_stack)
+      if (contains(stack, "think")) under_think += w;
+  CHECK(under_think > 4096);
+  scriptprof_profile_free(space);
   REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
   lua_close(L);
 }

@@ -98,6 +98,8 @@ scriptprof_status scriptprof_zone_log_write(const char* path);
 
 /* Every thread's samples merged, a process per thread and fiber. All runs must be stopped. */
 scriptprof_status scriptprof_take_profile(scriptprof_profiler* profiler, scriptprof_profile** out);
+/* The same for a kind: "time" (as above), "gc" (with the gc option) or "space" (alloc). */
+scriptprof_status scriptprof_take_profile_of(scriptprof_profiler* profiler, const char* kind, scriptprof_profile** out);
 /* Drops everything collected so far (all runs must be stopped); attached states stay attached. */
 scriptprof_status scriptprof_reset(scriptprof_profiler* profiler);
 /* Reads a saved profile (format NULL or "": guessed from the contents). */

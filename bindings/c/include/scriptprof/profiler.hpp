@@ -18,6 +18,7 @@ extern "C" {
 
 #include "scriptprof/profile.hpp"
 #include "scriptprof/run_options.hpp"
+#include "scriptprof/sampler_engine.hpp"
 #include "scriptprof/sampling_timer.hpp"
 
 struct scriptprof_profile;  // the C API's handle (scriptprof.h)
@@ -71,8 +72,9 @@ class Profiler {
   // null in a build without AngelScript.
   angelscript::AngelScriptSampler* angelscript_sampler();
 
-  // Every thread merged into `out`, one process per thread and fiber. All runs must be stopped.
-  bool take_profile(Profile* out, std::string* error) const;
+  // Every thread merged into `out`, one process per thread and fiber: the time profile, or the
+  // gc or space one (the "gc" and "alloc" options). All runs must be stopped.
+  bool take_profile(Profile* out, std::string* error, SampleKind kind = SampleKind::Time) const;
   // Drops everything collected (runs must be stopped).
   bool reset(std::string* error);
 
