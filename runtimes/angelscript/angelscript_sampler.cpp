@@ -149,47 +149,49 @@ std::pair<bool, bool> AngelScriptSampler::take_arm(int depth, asIScriptContext* 
 
 void AngelScriptSampler::sample_suspended(int depth, asIScriptFunction* leaf_native) {
   if (!engine_.sampling()) return;
-  engine_.enter_sampling();
-  in_sample_ = true;
-  engine_.frames().clear();
-  engine_.lines().clear();
-  append_running(depth);
-  if (leaf_native) append_function(leaf_native, 0);
-  record_pending(running_[depth - 1].process);
-  in_sample_ = false;
-  engine_.leave_sampling();
+  {
+    const SamplerEngine::Sampling sampling(engine_);
+    in_sample_ = true;
+    engine_.frames().clear();
+    engine_.lines().clear();
+    append_running(depth);
+    if (leaf_native) append_function(leaf_native, 0);
+    record_pending(sampling, running_[depth - 1].process);
+    in_sample_ = false;
+  }
   engine_.finish_limit();  // max_samples: collection stops, the program runs on
 }
 
 void AngelScriptSampler::sample_outside(asIScriptFunction* leaf) {
-  engine_.enter_sampling();
-  in_sample_ = true;
-  const int depth = depth_.load(std::memory_order_relaxed);
-  engine_.frames().clear();
-  engine_.lines().clear();
-  append_running(depth);
-  if (depth > 0) {
-    // The innermost running context is inside a registered function (it called us, or the
-    // host's own Execute of another context): the ticks are that function's.
-    if (asIScriptFunction* sys = running_[depth - 1].ctx.load(std::memory_order_relaxed)->GetSystemFunction()) append_function(sys, 0);
+  {
+    const SamplerEngine::Sampling sampling(engine_);
+    in_sample_ = true;
+    const int depth = depth_.load(std::memory_order_relaxed);
+    engine_.frames().clear();
+    engine_.lines().clear();
+    append_running(depth);
+    if (depth > 0) {
+      // The innermost running context is inside a registered function (it called us, or the
+      // host's own Execute of another context): the ticks are that function's.
+      if (asIScriptFunction* sys = running_[depth - 1].ctx.load(std::memory_order_relaxed)->GetSystemFunction()) append_function(sys, 0);
+    }
+    if (leaf) {
+      append_function(leaf, 0);
+    } else if (depth == 0) {
+      if (host_frame_ == kNoFunction) host_frame_ = engine_.add_function({"(host)", "", 0, 0, FunctionKind::Pseudo});
+      engine_.frames().push_back(host_frame_);
+      engine_.lines().push_back(0);
+    }
+    record_pending(sampling, depth > 0 ? running_[depth - 1].process : 0);
+    in_sample_ = false;
   }
-  if (leaf) {
-    append_function(leaf, 0);
-  } else if (depth == 0) {
-    if (host_frame_ == kNoFunction) host_frame_ = engine_.add_function({"(host)", "", 0, 0, FunctionKind::Pseudo});
-    engine_.frames().push_back(host_frame_);
-    engine_.lines().push_back(0);
-  }
-  record_pending(depth > 0 ? running_[depth - 1].process : 0);
-  in_sample_ = false;
-  engine_.leave_sampling();
   engine_.finish_limit();
 }
 
-void AngelScriptSampler::record_pending(std::uint32_t process) {
+void AngelScriptSampler::record_pending(const SamplerEngine::Sampling& sampling, std::uint32_t process) {
   PendingWeight w = engine_.take_pending();
-  if (w.ticks > 0 && engine_.collects(SampleKind::Time)) engine_.record(SampleKind::Time, w.ticks, process, w.since_ns);
-  if (w.bytes > 0 && engine_.collects(SampleKind::Space)) engine_.record(SampleKind::Space, w.bytes, process);
+  if (w.ticks > 0 && engine_.collects(SampleKind::Time)) sampling.record(SampleKind::Time, w.ticks, process, w.since_ns);
+  if (w.bytes > 0 && engine_.collects(SampleKind::Space)) sampling.record(SampleKind::Space, w.bytes, process);
 }
 
 void AngelScriptSampler::append_running(int depth) {

@@ -94,7 +94,7 @@ class AngelScriptSampler final : private RuntimeAdapter {
   // first): one sample of the contexts running now, ended by `leaf` (none: "(host)").
   void sample_outside(asIScriptFunction* leaf);
   // Records the waiting ticks and bytes as samples of frames(); nothing when none wait.
-  void record_pending(std::uint32_t process);
+  void record_pending(const SamplerEngine::Sampling& sampling, std::uint32_t process);
   // Appends the stacks of running_[0..depth), root first; `inner_native`: each outer
   // context's registered function that called the next one.
   void append_running(int depth);

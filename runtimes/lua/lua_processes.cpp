@@ -53,25 +53,26 @@ void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
 void LuaSampler::sample_now() {
   if (!engine_.sampling() || in_profiler_ || engine_.pending_ticks() == 0) return;
   in_profiler_ = true;
-  engine_.enter_sampling();
   {
-    SamplerEngine::ArmMove move(engine_);
-    arm_.disarm(false, move.context());
+    const SamplerEngine::Sampling sampling(engine_);
+    {
+      SamplerEngine::ArmMove move(engine_);
+      arm_.disarm(false, move.context());
+    }
+    std::uint64_t since = engine_.pending_since_ns();  // before the take: this batch's oldest tick
+    std::uint64_t ticks = engine_.take_ticks();
+    // Lua runs here if the running state is inside a call (the host called into Lua, and Lua
+    // into the host function that is changing zones); otherwise only native code ran.
+    lua_State* L = current_.load(std::memory_order_relaxed);
+    lua_Debug ar;
+    frames_.clear();
+    lines_.clear();
+    if (L && lua_status(L) == LUA_OK && lua_getstack(L, 0, &ar)) walker_.walk_sample(L, 0);
+    if (engine_.current_excluded())
+      engine_.exclude_ticks(ticks);
+    else if (ticks)
+      record(sampling, SampleKind::Time, ticks, since);
   }
-  std::uint64_t since = engine_.pending_since_ns();  // before the take: this batch's oldest tick
-  std::uint64_t ticks = engine_.take_ticks();
-  // Lua runs here if the running state is inside a call (the host called into Lua, and Lua
-  // into the host function that is changing zones); otherwise only native code ran.
-  lua_State* L = current_.load(std::memory_order_relaxed);
-  lua_Debug ar;
-  frames_.clear();
-  lines_.clear();
-  if (L && lua_status(L) == LUA_OK && lua_getstack(L, 0, &ar)) walker_.walk_sample(L, 0);
-  if (engine_.current_excluded())
-    engine_.exclude_ticks(ticks);
-  else if (ticks)
-    record(SampleKind::Time, ticks, since);
-  engine_.leave_sampling();
   in_profiler_ = false;
   finish_limit();
 }

@@ -216,17 +216,19 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   if (arm_.armed() == L) {
     HostHook host = arm_.saved();
     const bool borrowed = arm_.borrowed();  // the program's own events: each is passed on as it came
-    engine_.enter_sampling();
-    // At a call event the callee had not started when the tick came: leave it out. A tail
-    // call has replaced the frame that was running: the callee carries on its work.
-    take_sample(L, event == LUA_HOOKCALL);
+    bool count_due;
     {
-      SamplerEngine::ArmMove move(engine_);
-      arm_.disarm(true, move.context());
+      const SamplerEngine::Sampling sampling(engine_);
+      // At a call event the callee had not started when the tick came: leave it out. A tail
+      // call has replaced the frame that was running: the callee carries on its work.
+      take_sample(sampling, L, event == LUA_HOOKCALL);
+      {
+        SamplerEngine::ArmMove move(engine_);
+        arm_.disarm(true, move.context());
+      }
+      count_due = borrowed ? (host.mask & LUA_MASKCOUNT) != 0 : LuaSafePointArm::restore_countdown(L, host, event);
+      if (counting_ && engine_.active()) sharing_.relift(L);
     }
-    bool count_due = borrowed ? (host.mask & LUA_MASKCOUNT) != 0 : LuaSafePointArm::restore_countdown(L, host, event);
-    if (counting_ && engine_.active()) sharing_.relift(L);
-    engine_.leave_sampling();
     in_profiler_ = was_in_profiler;
     finish_limit();
     // The program's hook gets the events it asked for: this one, unless it is our count event.
@@ -254,7 +256,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     set_hook(L, nullptr, 0, 0);
 }
 
-void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
+void LuaSampler::take_sample(const SamplerEngine::Sampling& sampling, lua_State* L, bool skip_leaf) {
   auto [ticks, bytes, since] = engine_.take_pending();
   const LuaSafePointArm::PendingCFrame c = arm_.take_pending_c();
   if (ticks == 0 && bytes == 0) return;
@@ -269,8 +271,8 @@ void LuaSampler::take_sample(lua_State* L, bool skip_leaf) {
   if (skip_leaf && frames_.empty()) seen = walker_.walk_sample(L, 0, seek);
   // The C function the tick found has returned (else the walk met its frame): it is the leaf.
   if (c.fn && !seen) append_c_frame(c.fn);
-  if (ticks) record(SampleKind::Time, ticks, since);  // stamped at its first tick (timelines)
-  if (bytes) record(SampleKind::Space, bytes);
+  if (ticks) record(sampling, SampleKind::Time, ticks, since);  // stamped at its first tick (timelines)
+  if (bytes) record(sampling, SampleKind::Space, bytes);
 }
 
 void LuaSampler::append_c_frame(const void* fn) {
@@ -287,7 +289,8 @@ std::uint32_t LuaSampler::current_process() {
   return f.process;
 }
 
-NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight, std::uint64_t at_ns) {
+NodeId LuaSampler::record(const SamplerEngine::Sampling& sampling, SampleKind kind, std::uint64_t weight,
+                          std::uint64_t at_ns) {
   std::uint32_t process = current_process();
   if (settings_.native_zones && native::current_fiber()->depth > 0) {
     // The zones open on this fiber enclose the Lua stack: they are its outer frames.
@@ -296,7 +299,7 @@ NodeId LuaSampler::record(SampleKind kind, std::uint64_t weight, std::uint64_t a
     frames_.insert(frames_.begin(), zones.begin(), zones.end());
     lines_.insert(lines_.begin(), zones.size(), 0);
   }
-  return at_ns == kNow ? engine_.record(kind, weight, process) : engine_.record(kind, weight, process, at_ns);
+  return at_ns == kNow ? sampling.record(kind, weight, process) : sampling.record(kind, weight, process, at_ns);
 }
 
 std::size_t LuaSampler::own_bytes() const {

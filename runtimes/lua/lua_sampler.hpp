@@ -209,11 +209,12 @@ class LuaSampler final : private RuntimeAdapter {
   ArmResult arm(const ArmContext& context) override;          // the tick (signal context)
   ArmResult arm_blocked(const ArmContext& context) override;  // the timer's thread, this one blocked
   void disarm(const ArmContext& context) override { arm_.disarm(false, context); }
-  void take_sample(lua_State* L, bool skip_leaf);
+  void take_sample(const SamplerEngine::Sampling& sampling, lua_State* L, bool skip_leaf);
   void append_c_frame(const void* fn);
   // Records the walked frames_ into one profile (under the zones open, when embedded).
   static constexpr std::uint64_t kNow = UINT64_MAX;
-  NodeId record(SampleKind kind, std::uint64_t weight, std::uint64_t at_ns = kNow);  // stamped at_ns or now
+  NodeId record(const SamplerEngine::Sampling& sampling, SampleKind kind, std::uint64_t weight,
+                std::uint64_t at_ns = kNow);  // stamped at_ns or now
   void install_space_hooks(lua_State* L);
   void remove_space_hooks();
   void new_gc_sentinel(lua_State* L);

@@ -66,10 +66,9 @@ void LuaSampler::on_gc_cycle(lua_State* L) {
     engine_.add_gc_cycle();
     // Over the sampling budget, the cycle is carried by the next sample, as ticks are.
     if (!engine_.over_budget()) {
-      engine_.enter_sampling();
+      const SamplerEngine::Sampling sampling(engine_);
       walker_.walk_sample(L, 0);  // the finalizer is one of our own functions: not a frame
-      record(SampleKind::Gc, engine_.take_gc_cycles());
-      engine_.leave_sampling();
+      record(sampling, SampleKind::Gc, engine_.take_gc_cycles());
     }
   }
   new_gc_sentinel(L);

@@ -170,24 +170,25 @@ void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
   }
   in_profiler_ = true;
   if (counting_) sharing_.relift_if_shallow(L);
-  engine_.enter_sampling();
-  const PendingWeight w = engine_.take_pending();
-  walk(L);
-  const std::uint32_t process = process_of(L);
-  if (w.bytes) engine_.record(SampleKind::Space, w.bytes, process);
-  if (w.ticks) {
-    // The VM state the tick found: the collector, the compiler and C code are frames of their
-    // own, under the Lua code that was running when they ran. (LuaJIT calls back after a C
-    // function returned: which one ran is gone, but its time is not its Lua caller's own.)
-    if (vmstate == 'G' || vmstate == 'J' || vmstate == 'C') {
-      using Pseudo = LuaJitFunctionTable::Pseudo;
-      frames_.push_back(functions_.pseudo(vmstate == 'G' ? Pseudo::Gc : vmstate == 'J' ? Pseudo::Jit : Pseudo::CCode));
-      lines_.push_back(0);
+  {
+    const SamplerEngine::Sampling sampling(engine_);
+    const PendingWeight w = engine_.take_pending();
+    walk(L);
+    const std::uint32_t process = process_of(L);
+    if (w.bytes) sampling.record(SampleKind::Space, w.bytes, process);
+    if (w.ticks) {
+      // The VM state the tick found: the collector, the compiler and C code are frames of their
+      // own, under the Lua code that was running when they ran. (LuaJIT calls back after a C
+      // function returned: which one ran is gone, but its time is not its Lua caller's own.)
+      if (vmstate == 'G' || vmstate == 'J' || vmstate == 'C') {
+        using Pseudo = LuaJitFunctionTable::Pseudo;
+        frames_.push_back(functions_.pseudo(vmstate == 'G' ? Pseudo::Gc : vmstate == 'J' ? Pseudo::Jit : Pseudo::CCode));
+        lines_.push_back(0);
+      }
+      const NodeId leaf = sampling.record(SampleKind::Time, w.ticks, process, w.since_ns);
+      if (!frames_.empty() && leaf != kNoNode) engine_.profile(SampleKind::Time).add_jit_share(leaf, w.ticks, vmstate == 'N');
     }
-    const NodeId leaf = engine_.record(SampleKind::Time, w.ticks, process, w.since_ns);
-    if (!frames_.empty() && leaf != kNoNode) engine_.profile(SampleKind::Time).add_jit_share(leaf, w.ticks, vmstate == 'N');
   }
-  engine_.leave_sampling();
   in_profiler_ = false;
   if (engine_.finish_limit())
     std::fprintf(stderr, "profiler: max_samples (%llu) reached: collection stopped, the profile covers the run until then\n",

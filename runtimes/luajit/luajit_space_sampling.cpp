@@ -89,10 +89,9 @@ void LuaJitSampler::on_gc_cycle(lua_State* L, std::uint32_t run) {
     engine_.add_gc_cycle();
     if (!engine_.over_budget()) {
       in_profiler_ = true;
-      engine_.enter_sampling();
+      const SamplerEngine::Sampling sampling(engine_);
       walk(L);
-      engine_.record(SampleKind::Gc, engine_.take_gc_cycles(), process_of(L));
-      engine_.leave_sampling();
+      sampling.record(SampleKind::Gc, engine_.take_gc_cycles(), process_of(L));
       in_profiler_ = false;
     }
   }

@@ -42,17 +42,18 @@ void NativeSampler::stop() {
 
 void NativeSampler::sample_now() {
   if (!engine_.sampling() || engine_.pending_ticks() == 0) return;
-  engine_.enter_sampling();
-  std::uint64_t at = engine_.pending_since_ns();
-  std::uint64_t ticks = engine_.take_ticks();
-  const Fiber& f = *current_fiber();
-  engine_.name_process(f.process, f.name, host_thread_of(f));
-  std::vector<FunctionId>& frames = engine_.frames();
-  frames.clear();
-  engine_.lines().clear();
-  append_zone_frames(f, &zone_ids_, [&](FunctionInfo info) { return engine_.add_function(std::move(info)); }, &frames);
-  engine_.record(SampleKind::Time, ticks, f.process, at);
-  engine_.leave_sampling();
+  {
+    const SamplerEngine::Sampling sampling(engine_);
+    std::uint64_t at = engine_.pending_since_ns();
+    std::uint64_t ticks = engine_.take_ticks();
+    const Fiber& f = *current_fiber();
+    engine_.name_process(f.process, f.name, host_thread_of(f));
+    std::vector<FunctionId>& frames = engine_.frames();
+    frames.clear();
+    engine_.lines().clear();
+    append_zone_frames(f, &zone_ids_, [&](FunctionInfo info) { return engine_.add_function(std::move(info)); }, &frames);
+    sampling.record(SampleKind::Time, ticks, f.process, at);
+  }
   engine_.finish_limit();  // max_samples: collection stops (the profile says limit_reached)
 }
 

@@ -56,18 +56,19 @@ void TinyAdapter::safe_point(void* self_ptr) {
   auto* self = static_cast<TinyAdapter*>(self_ptr);
   SamplerEngine& e = self->engine_;
   self->vm_.interrupt.store(false, std::memory_order_relaxed);
-  e.enter_sampling();
-  PendingWeight w = e.take_pending();
-  if (w.ticks) {
-    e.frames().clear();
-    e.lines().clear();
-    for (const Frame& f : self->vm_.frames()) {
-      e.frames().push_back(self->ids_[static_cast<std::size_t>(f.function)]);
-      e.lines().push_back(f.line);
+  {
+    const SamplerEngine::Sampling sampling(e);  // not program time; the only way to record
+    PendingWeight w = e.take_pending();
+    if (w.ticks) {
+      e.frames().clear();
+      e.lines().clear();
+      for (const Frame& f : self->vm_.frames()) {
+        e.frames().push_back(self->ids_[static_cast<std::size_t>(f.function)]);
+        e.lines().push_back(f.line);
+      }
+      sampling.record(SampleKind::Time, w.ticks, 0, w.since_ns);  // stamped at its first tick
     }
-    e.record(SampleKind::Time, w.ticks, 0, w.since_ns);  // stamped at its first tick
   }
-  e.leave_sampling();
   if (e.finish_limit()) std::fprintf(stderr, "tiny: max_samples reached; collection stopped\n");
 }
 

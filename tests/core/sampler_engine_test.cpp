@@ -41,13 +41,12 @@ RunSettings quiet() {
 
 // The adapter's safe point: takes what is pending and records `stack` (root first).
 void safe_point(SamplerEngine& e, const std::vector<FunctionId>& stack, std::uint32_t process = 0) {
-  e.enter_sampling();
+  const SamplerEngine::Sampling sampling(e);
   PendingWeight w = e.take_pending();
   e.frames().assign(stack.begin(), stack.end());
   e.lines().assign(stack.size(), 0);
-  if (w.ticks) e.record(SampleKind::Time, w.ticks, process);
-  if (w.bytes) e.record(SampleKind::Space, w.bytes, process);
-  e.leave_sampling();
+  if (w.ticks) sampling.record(SampleKind::Time, w.ticks, process);
+  if (w.bytes) sampling.record(SampleKind::Space, w.bytes, process);
 }
 
 struct Run {
@@ -195,20 +194,26 @@ TEST_CASE("engine: max_samples stops the profile it was reached in - the others 
   s.gc_samples = true;
   r.start(s);
   r.engine.lines().clear();
-  for (int i = 0; i < 2; ++i) {
-    r.engine.frames() = {r.main_fn, r.a};
-    r.engine.record(SampleKind::Gc, 1, 0);
+  {
+    const SamplerEngine::Sampling sampling(r.engine);
+    for (int i = 0; i < 2; ++i) {
+      r.engine.frames() = {r.main_fn, r.a};
+      sampling.record(SampleKind::Gc, 1, 0);
+    }
   }
   CHECK(r.engine.profile(SampleKind::Gc).health.limit_reached);
   CHECK_FALSE(r.engine.profile(SampleKind::Time).health.limit_reached);
   CHECK_FALSE(r.engine.finish_limit());  // time is still collected: the run goes on
-  r.engine.frames() = {r.main_fn, r.b};
-  CHECK(r.engine.record(SampleKind::Time, 1, 0) != kNoNode);
-  r.engine.frames() = {r.main_fn, r.b};
-  CHECK(r.engine.record(SampleKind::Gc, 1, 0) == kNoNode);  // the gc profile took no more
-  CHECK(r.engine.profile(SampleKind::Gc).sample_weight() == 2);
-  r.engine.frames() = {r.main_fn, r.b};
-  r.engine.record(SampleKind::Time, 1, 0);
+  {
+    const SamplerEngine::Sampling sampling(r.engine);
+    r.engine.frames() = {r.main_fn, r.b};
+    CHECK(sampling.record(SampleKind::Time, 1, 0) != kNoNode);
+    r.engine.frames() = {r.main_fn, r.b};
+    CHECK(sampling.record(SampleKind::Gc, 1, 0) == kNoNode);  // the gc profile took no more
+    CHECK(r.engine.profile(SampleKind::Gc).sample_weight() == 2);
+    r.engine.frames() = {r.main_fn, r.b};
+    sampling.record(SampleKind::Time, 1, 0);
+  }
   CHECK(r.engine.finish_limit());  // now every profile of the run is at its limit
   r.engine.stop();
 }

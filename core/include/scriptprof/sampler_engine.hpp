@@ -229,9 +229,26 @@ class SamplerEngine {
   void exclude_ticks(std::uint64_t ticks) { excluded_ticks_.fetch_add(ticks, std::memory_order_relaxed); }
 
   // ---- Safe point (normal context) ----
-  // Brackets the adapter's sampling work: not program time, and paid from the budget.
-  void enter_sampling() { timer_.enter_profiler(); }
-  void leave_sampling();
+  // Brackets the adapter's sampling work at a safe point: not program time, and paid from the
+  // budget. A sample is recorded through one, so none is recorded outside the bracket.
+  class Sampling {
+   public:
+    explicit Sampling(SamplerEngine& engine) : engine_(engine) { engine_.timer_.enter_profiler(); }
+    ~Sampling() { engine_.leave_sampling(); }
+    Sampling(const Sampling&) = delete;
+    Sampling& operator=(const Sampling&) = delete;
+    // Records frames() as one sample of `kind` with `weight`, in `process`, stamped now (or at
+    // `at_ns` of profile time). Returns its leaf, or kNoNode when that profile reached max_samples.
+    NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process) const {
+      return engine_.record(kind, weight, process);
+    }
+    NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process, std::uint64_t at_ns) const {
+      return engine_.record(kind, weight, process, at_ns);
+    }
+
+   private:
+    SamplerEngine& engine_;
+  };
   bool over_budget() const;
   // Takes the weight waiting for this sample (ticks and allocation bytes), or the ticks only.
   PendingWeight take_pending();
@@ -239,10 +256,6 @@ class SamplerEngine {
   // The frame sink: the adapter fills frames() (and lines(), 0 = unknown) root first.
   std::vector<FunctionId>& frames() { return frames_; }
   std::vector<int>& lines() { return lines_; }
-  // Records frames() as one sample of `kind` with `weight`, in `process`, stamped now (or at
-  // `at_ns` of profile time). Returns its leaf, or kNoNode when that profile reached max_samples.
-  NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process);
-  NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process, std::uint64_t at_ns);
   // Profile time of the oldest tick still pending (a polling runtime stamps its sample there:
   // the stack it records is the one that tick saw).
   std::uint64_t pending_since_ns() const {
@@ -272,6 +285,9 @@ class SamplerEngine {
   std::uint64_t take_gc_cycles();
 
  private:
+  void leave_sampling();  // the end of a Sampling
+  NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process);
+  NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process, std::uint64_t at_ns);
   bool allocation_due(std::size_t bytes);
   void take_ticks(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns, bool blocked);
   void arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns, bool blocked);  // holding claim_
