@@ -80,9 +80,9 @@ local cd, cc = H.find(counts, "counted ("), H.find(counts, "count_caller (")
 H.check(cd and cd.calls == 12345 and cc and cc.calls == 1, "%s: exact counts (counted %s, count_caller %s)", _VERSION,
         cd and tostring(cd.calls), cc and tostring(cc.calls))
 
--- Space (time sampling off): the bytes sampled are about what Lua says was allocated, all in
--- the function that allocates; a stack after every collection cycle, each full collection of the
--- run one at least.
+-- Space (time sampling off): the bytes sampled are about what Lua says was allocated, nearly all
+-- in the function that allocates; a stack after every collection cycle (each full collection of
+-- the run one at least), nearly all in the function that collects.
 local function churn(n)
   local t = {}
   for i = 1, n do t[i] = {i} end
@@ -96,13 +96,14 @@ local grown = (collectgarbage("count") - before) * 1024
 collectgarbage("restart")
 local space = profiler.save_current_profile():fetch_call_tree().total
 local ch = H.find(H.counts(profiler), "churn (")
-H.check(space > 0.8 * grown and space < 1.2 * grown and ch and ch.cum == space,
+-- (Nearly all: a sample is taken at the next safe point, which may come after churn returned.)
+H.check(space > 0.8 * grown and space < 1.2 * grown and ch and ch.cum >= 0.95 * space,
         "%s: %d bytes sampled of %d allocated (churn: %s)", _VERSION, space, grown, ch and tostring(ch.cum))
 local function collect_often() for _ = 1, 10 do churn(2000) collectgarbage() end end
 profiler.statprof(collect_often, {hz = false, gc = true, display = false})
 local cycles = profiler.save_current_profile():fetch_call_tree().total
 local co_gc = H.find(H.counts(profiler), "collect_often (")
-H.check(cycles >= 10 and co_gc and co_gc.cum == cycles, "%s: %d GC cycles sampled over 10 full collections (%s in the run)",
+H.check(cycles >= 10 and co_gc and co_gc.cum >= 0.9 * cycles, "%s: %d GC cycles sampled over 10 full collections (%s in the run)",
         _VERSION, cycles, co_gc and tostring(co_gc.cum))
 
 -- An error in the profiled function passes through with its value, and stops the run.
