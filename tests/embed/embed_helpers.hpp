@@ -112,5 +112,14 @@ inline bool contains(const std::vector<std::string>& stack, const std::string& p
   return false;
 }
 
+// The weight of every sample with a frame whose label starts with `prefix`, over all processes.
+inline std::uint64_t weight_under(const scriptprof::Profile& p, const std::string& prefix) {
+  std::uint64_t weight = 0;
+  for (const auto& [process, by_stack] : stacks(p))
+    for (const auto& [stack, w] : by_stack)
+      if (contains(stack, prefix)) weight += w;
+  return weight;
+}
+
 
 }  // namespace embed_test

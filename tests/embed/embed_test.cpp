@@ -199,11 +199,7 @@ TEST_CASE("scriptprof_set_option reaches every run option, with the table's chec
   scriptprof_profile* space = nullptr;
   CHECK(scriptprof_take_profile_of(p, "heap", &space) == SCRIPTPROF_INVALID_ARGUMENT);
   REQUIRE(scriptprof_take_profile_of(p, "space", &space) == SCRIPTPROF_OK);
-  std::uint64_t under_think = 0;
-  for (const auto& [process, by_stack] : stacks(core(space)))
-    for (const auto& [stack, w] : by_stack)
-      if (contains(stack, "think")) under_think += w;
-  CHECK(under_think > 4096);
+  CHECK(weight_under(core(space), "think") > 4096);
   scriptprof_profile_free(space);
   REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
   lua_close(L);
