@@ -34,6 +34,7 @@ install(TARGETS ${installed}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY core/include/ bindings/c/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CMAKE_BINARY_DIR}/generated/include/scriptprof/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/scriptprof)
 install(DIRECTORY runtimes/native/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/scriptprof/native
   FILES_MATCHING PATTERN "*.hpp")
 install(DIRECTORY runtimes/lua/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/scriptprof/lua

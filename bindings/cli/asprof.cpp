@@ -66,7 +66,7 @@ void report_exception(asIScriptContext* ctx) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  luaprof::Frontend fe{"asprof", "AngelScript's asrun", ANGELSCRIPT_VERSION_STRING, false};
+  luaprof::Frontend fe{"asprof", "AngelScript's asrun", "AngelScript " ANGELSCRIPT_VERSION_STRING, false};
   fe.lua_options = false;
   fe.script = "script.as";
   luaprof::Options o = luaprof::parse_options(argc, argv, fe);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "scriptprof/version.hpp"
 
 namespace luaprof {
 
@@ -105,7 +106,7 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
     std::exit(EXIT_SUCCESS);
   }
   if (version) {
-    std::printf("%s (scriptprof) 0.1.0, %s\n", fe.program, fe.version);
+    std::printf("%s (scriptprof) %s, %s\n", fe.program, SCRIPTPROF_VERSION, fe.version);
     std::exit(EXIT_SUCCESS);
   }
   // A chunk loaded from a string is its own source text: kept only when it is to be printed.

@@ -12,6 +12,7 @@
 
 #include "scriptprof/atomic_file.hpp"
 #include "scriptprof/profile_io.hpp"
+#include "scriptprof/version.hpp"
 
 namespace {
 
@@ -27,7 +28,8 @@ void usage(FILE* out) {
       "Reads a saved profile (format guessed from its contents unless --from names it) and\n"
       "prints a report (default: flat) or writes it in another format (--to, else guessed from\n"
       "OUT's extension: .tree .folded .speedscope.json .pb.gz .html .json .sampler .csv).\n"
-      "  readable formats: %s\n  formats: %s\n  report styles: %s\n",
+      "  readable formats: %s\n  formats: %s\n  report styles: %s\n"
+      "  --help, --version\n",
       joined(scriptprof::readable_formats()).c_str(), joined(scriptprof::file_formats()).c_str(),
       joined(scriptprof::report_styles()).c_str());
 }
@@ -41,7 +43,7 @@ void usage(FILE* out) {
 
 int main(int argc, char** argv) try {
   std::string in, from, to, report, out;
-  bool help = false;
+  bool help = false, version = false;
   CLI::App app{"profconv"};
   app.set_help_flag();  // our own usage text
   app.add_option("--from", from);
@@ -49,6 +51,7 @@ int main(int argc, char** argv) try {
   app.add_option("--report", report);
   app.add_option("-o", out);
   app.add_flag("-h,--help", help);
+  app.add_flag("--version", version);
   app.add_option("input", in);
   try {
     app.parse(argc, argv);
@@ -57,6 +60,10 @@ int main(int argc, char** argv) try {
   }
   if (help) {
     usage(stdout);
+    return EXIT_SUCCESS;
+  }
+  if (version) {
+    std::printf("profconv (scriptprof) %s\n", SCRIPTPROF_VERSION);
     return EXIT_SUCCESS;
   }
   if (in.empty()) fail("no input file\nTry 'profconv --help'.");

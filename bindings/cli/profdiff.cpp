@@ -15,6 +15,7 @@
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/profile_diff.hpp"
 #include "scriptprof/profile_io.hpp"
+#include "scriptprof/version.hpp"
 
 namespace {
 
@@ -37,6 +38,8 @@ scriptprof::Profile read(const std::string& path, const std::string& format) {
 
 int main(int argc, char** argv) try {
   CLI::App app{"profdiff: compares two profiles of the same program (before and after a change)"};
+  // Said before the inputs are required.
+  app.set_version_flag("--version", std::string("profdiff (scriptprof) ") + SCRIPTPROF_VERSION);
   std::string base_path, new_path, from, folded, html;
   std::size_t limit = 20;
   app.add_option("base", base_path, "the profile before the change (any readable format)")->required();

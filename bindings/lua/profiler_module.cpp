@@ -18,6 +18,7 @@ extern "C" {
 #include "module_internal.hpp"
 #include "profile_object.hpp"
 #include "run_guard.hpp"
+#include "scriptprof/version.hpp"
 #ifndef SCRIPTPROF_LUAJIT
 #include "lua_release.hpp"
 #endif
@@ -126,7 +127,7 @@ extern "C" int luaopen_profiler(lua_State* L) {
   lua_setmetatable(L, -2);
   register_profile_object(L, kProfileMethods);  // the state on top rides along as upvalue
   luaL_setfuncs(L, kFunctions, 1);
-  lua_pushliteral(L, "0.1.0");
+  lua_pushliteral(L, SCRIPTPROF_VERSION);
   lua_setfield(L, -2, "version");
   return 1;
 }
