@@ -293,7 +293,7 @@ TEST_CASE("engine: a named process is named in every profile, and again after a 
   }
 }
 
-TEST_CASE("process chain: a resumed process runs on its resumer; a missed switch starts over") {
+TEST_CASE("process chain: a resumed process runs on its resumer, and a missed switch starts over") {
   int a, b, c, d;
   ProcessChain chain;
   CHECK(chain.running() == nullptr);
@@ -366,7 +366,7 @@ TEST_CASE("engine: ticks dropped for want of room are counted, not sampled") {
   CHECK(r.engine.profile().sample_count() == 0);
 }
 
-TEST_CASE("engine: a polling runtime is never armed from the signal; it reads pending ticks") {
+TEST_CASE("engine: a polling runtime is never armed from the signal: it reads pending ticks") {
   Run r;
   r.adapter.caps.signal_arm = false;
   r.start();

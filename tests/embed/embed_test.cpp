@@ -161,7 +161,7 @@ TEST_CASE("max_samples holds for a native-only thread as for Lua: one engine, on
   REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
 }
 
-TEST_CASE("scriptprof_set_option reaches every run option, with the table's checks and errors; "
+TEST_CASE("scriptprof_set_option reaches every run option, with the table's checks and errors, and "
           "scriptprof_take_profile_of the gc and space profiles") {
   // Two closures of one function: apart only under interpret_closures, which scriptprof_options
   // has no field for.
