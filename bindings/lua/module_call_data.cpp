@@ -168,6 +168,10 @@ int l_health(lua_State* L) {
     lua_pushstring(L, h.internals.c_str());
     lua_setfield(L, -2, "internals");  // the interpreter layout verified, or "public API only"
   }
+  if (!h.timer.empty()) {
+    lua_pushstring(L, h.timer.c_str());
+    lua_setfield(L, -2, "timer");  // how ticks reached the thread
+  }
   if (h.signal_lost_at >= 0) {
     // The program took the timer's signal: no sample after this many seconds.
     lua_pushnumber(L, h.signal_lost_at);

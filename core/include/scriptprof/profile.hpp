@@ -60,6 +60,9 @@ struct SamplerHealth {
   // What the adapter reads of the interpreter's private structs: the layout it verified
   // ("Lua 5.4.3-5.4.8"), "public API only" when none agreed, empty when it reads none.
   std::string internals;
+  // How the timer's ticks reached the thread (SamplingTimer::delivery()): "polled CPU clock,
+  // queued signal", ...; empty for a profile read from a file.
+  std::string timer;
 };
 
 // Samples per source line of one function (the analogue of Allegro's disassemble-profile).

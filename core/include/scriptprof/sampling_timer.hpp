@@ -121,6 +121,9 @@ class SamplingTimer {
   std::uint64_t handler_lost_ns() const { return handler_lost_ns_.load(std::memory_order_relaxed); }
   // The signal this timer delivers with (valid once started).
   int signal_number() const { return signal_; }
+  // How ticks reach the thread, for health(): "polled CPU clock, queued signal", "polled wall
+  // clock, queued signal" or "on the timer's thread".
+  std::string delivery() const;
 
   // Signal-context entry (public for the process-wide handler only).
   void on_signal();

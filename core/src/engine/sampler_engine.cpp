@@ -165,6 +165,7 @@ void SamplerEngine::suspend() {
   for (auto& p : profiles_) p->gc_seconds = gc;
   time.health.excluded += excluded;
   time.health.signals += timer_.signals();
+  time.health.timer = timer_.delivery();
   if (std::uint64_t lost = timer_.handler_lost_ns(); lost && time.health.signal_lost_at < 0) {
     time.health.signal_lost_at = static_cast<double>(elapsed_before_ns_ - run_ns + lost) / 1e9;
     time.health.signal_name = timer_signal_name(timer_.signal_number());

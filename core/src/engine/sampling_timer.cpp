@@ -594,6 +594,11 @@ void SamplingTimer::watch() {
   }
 }
 
+std::string SamplingTimer::delivery() const {
+  if (settings_.on_thread) return "on the timer's thread";
+  return settings_.clock == TimerClock::Cpu ? "polled CPU clock, queued signal" : "polled wall clock, queued signal";
+}
+
 bool SamplingTimer::on_profiled_thread() const { return gettid() == thread_tid_; }
 
 }  // namespace scriptprof

@@ -79,6 +79,7 @@ void merge_profile(Profile* into, const Profile& from) {
   h.limit_reached = h.limit_reached || from.health.limit_reached;
   h.off_cpu += from.health.off_cpu;
   if (h.internals.empty()) h.internals = from.health.internals;
+  if (h.timer.empty()) h.timer = from.health.timer;
   if (h.signal_lost_at < 0 && from.health.signal_lost_at >= 0) {
     h.signal_lost_at = from.health.signal_lost_at;
     h.signal_name = from.health.signal_name;
