@@ -131,4 +131,9 @@ local layouts = {["Lua 5.2"] = "^Lua 5%.2$", ["Lua 5.3"] = "^Lua 5%.3$", ["Lua 5
                  ["Lua 5.5"] = "^Lua 5%.5%.0$"}
 local internals = tostring(profiler.health().internals)
 H.check(internals:find(layouts[_VERSION]) ~= nil, "internals: %s", internals)
+-- How the ticks reached the thread, by clock.
+local timer_cpu = tostring(profiler.health().timer)
+profiler.statprof(function() end, {display = false, clock = "wall"})
+local timer_wall = tostring(profiler.health().timer)
+H.check(timer_cpu:find("^polled CPU clock") and timer_wall:find("^polled wall clock"), "timer: %s, then %s", timer_cpu, timer_wall)
 H.done()
