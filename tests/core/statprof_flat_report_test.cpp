@@ -97,6 +97,19 @@ TEST_CASE("an empty profile prints what Guile prints") {
   CHECK(statprof_flat_report(p) == "No samples recorded.\n");
 }
 
+TEST_CASE("an empty profile still says why there may be no samples") {
+  Profile p;
+  p.runtime_note = "Reading Lua's internals is off";
+  p.health.signal_lost_at = 0.25;
+  p.health.signal_name = "SIGRTMAX-3";
+  const std::string text = statprof_flat_report(p);
+  CHECK(text.rfind("Reading Lua's internals is off\n", 0) == 0);
+  CHECK(text.find("SIGRTMAX-3") != std::string::npos);
+  const std::string last = "No samples recorded.\n";
+  REQUIRE(text.size() > last.size());
+  CHECK(text.compare(text.size() - last.size(), last.size(), last) == 0);
+}
+
 TEST_CASE("a newline in a function name cannot break the report's lines") {
   Profile p;
   p.total_seconds = 0.5;

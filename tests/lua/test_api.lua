@@ -111,7 +111,7 @@ fh:close()
 H.check(io.open(path):read("a"):find("test_api.lua:%d+:0:leaf") ~= nil, "guile labels: file:line:0:name")
 os.remove(path)
 local report = io.open(out_path):read("a")
-H.check(report ~= "" and (report:find("Sample count") or report == "No samples recorded.\n"),
+H.check(report ~= "" and (report:find("Sample count") or report:find("No samples recorded.\n", 1, true)),
         "statprof{file=} wrote the report: %q", report)
 os.remove(out_path)
 

@@ -22,7 +22,8 @@ struct FlatReportOptions {
   FlatLayout layout = FlatLayout::Guile3;
 };
 
-// The whole report as text; "No samples recorded.\n" for an empty profile, as Guile prints.
+// The whole report as text; "No samples recorded.\n" for an empty profile, as Guile prints
+// (after the profile's notes, when it has any).
 std::string statprof_flat_report(const Profile& profile, const FlatReportOptions& options = {});
 
 // The label a report prints for a function in the given style.

@@ -43,7 +43,8 @@ static std::string space_flat_report(const Profile& p, const FlatReportOptions& 
 }
 
 std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt) {
-  if (p.sample_weight() == 0) return "No samples recorded.\n";
+  // The profile's notes say why there may be none (the timer's signal taken by the program).
+  if (p.sample_weight() == 0) return limit_notice(p) + "No samples recorded.\n";
   if (p.clock == ClockKind::Alloc) return visible_text(space_flat_report(p, opt));
   const bool counting = p.calls_counted();
   const bool guile2 = opt.layout == FlatLayout::Guile2;
