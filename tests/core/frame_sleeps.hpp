@@ -3,9 +3,9 @@
 // Shared by timer_signals_test.cpp (a bound no noise explains) and the timer bench (the figure).
 //
 // The work is user code (as a game's frame is), reading the thread's CPU clock every ~20 us;
-// with `system_calls` it is nothing but reads of that clock, each a system call: there a task
-// clock event's kicks wait for user time and the timer backs them up with queued signals,
-// which can meet the sleep that follows (sampling_timer.hpp).
+// with `system_calls` it is nothing but reads of that clock, each a system call (a timer that
+// delivers in user space only, as the perf events on branch wip/task-clock-ticks do, must back
+// itself up there with queued signals, which can meet the sleep that follows).
 #pragma once
 #include <cerrno>
 #include <cstdint>

@@ -105,9 +105,10 @@ void count_phase_ticks(void*, std::uint64_t ticks, std::uint64_t, std::uint64_t)
 
 // A tick that falls due in kernel code (a system call) is charged where the thread is when it
 // returns, not later: frames of 1.4 ms of system calls (clock_gettime of the process CPU clock,
-// a real call) then 0.6 ms of plain computation, at 500 Hz. A task clock event fires in user
-// space only; backed up by a queued signal only a look later, the calls' share came out 0.53
-// for 0.70 (and a self-timed event, which waits a whole span after skipping, 0.41).
+// a real call) then 0.6 ms of plain computation, at 500 Hz. A perf task clock event (branch
+// wip/task-clock-ticks) fires in user space only: backed up by a queued signal only a look
+// later, the calls' share came out 0.53 for 0.70 (self-timed, waiting a whole span after a
+// skipped firing, 0.41).
 TEST_CASE("CPU clock: ticks due in system calls go to the code that made them", "[timer]") {
   SamplingTimer t;
   std::string error;
