@@ -23,7 +23,8 @@ void start_or_raise(lua_State* L, const SamplerSettings& settings, int options =
   lua_pop(L, 1);
   if (options && lua_getfield(L, options, "except_processes") == LUA_TTABLE) {
     for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTHREAD; ++i) {
-      s->set_process_profiled(L, lua_tothread(L, -1), false);
+      if (!s->set_process_profiled(L, lua_tothread(L, -1), false))
+        luaL_error(L, "cannot exclude except_processes[%d]: its stack is full", static_cast<int>(i));
       lua_pop(L, 1);
     }
     lua_pop(L, 1);  // the nil that ended the list
@@ -217,7 +218,8 @@ int l_profile_process_p(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTHREAD);
   ModuleSampler* s = attach_sampler(L);
   lua_State* thread = lua_tothread(L, 1);
-  if (!lua_isnone(L, 2)) s->set_process_profiled(L, thread, lua_toboolean(L, 2));
+  if (!lua_isnone(L, 2) && !s->set_process_profiled(L, thread, lua_toboolean(L, 2)))
+    luaL_error(L, "cannot change whether the thread is profiled: its stack is full");
   lua_pushboolean(L, s->process_profiled(thread));
   return 1;
 }

@@ -1,5 +1,6 @@
 #include "lua_excluded_processes.hpp"
 
+#include "lua_thread_push.hpp"
 #include "scriptprof/heap_bytes.hpp"
 
 namespace scriptprof::lua {
@@ -9,18 +10,17 @@ const char kExcludedKey = 0;  // registry: {[thread] = true} for the excluded th
 
 }  // namespace
 
-void ExcludedProcesses::set(lua_State* L, lua_State* thread, bool profiled) {
+bool ExcludedProcesses::set(lua_State* L, lua_State* thread, bool profiled) {
+  if (!lua_checkstack(L, 3)) return false;
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kExcludedKey) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_createtable(L, 0, 1);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &kExcludedKey);
   }
-  if (thread == L) {
-    lua_pushthread(L);
-  } else {
-    lua_pushthread(thread);  // pushed on thread's own stack: moved here
-    lua_xmove(thread, L, 1);
+  if (!push_thread(L, thread)) {
+    lua_pop(L, 1);
+    return false;
   }
   if (profiled) {
     lua_pushnil(L);
@@ -31,6 +31,7 @@ void ExcludedProcesses::set(lua_State* L, lua_State* thread, bool profiled) {
   }
   lua_rawset(L, -3);
   lua_pop(L, 1);
+  return true;
 }
 
 std::size_t ExcludedProcesses::own_bytes() const { return hash_table_bytes(threads_); }

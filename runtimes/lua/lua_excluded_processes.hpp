@@ -16,8 +16,9 @@ namespace scriptprof::lua {
 
 class ExcludedProcesses {
  public:
-  // Excludes `thread` (profiled false) or profiles it again; L is the running thread.
-  void set(lua_State* L, lua_State* thread, bool profiled);
+  // Excludes `thread` (profiled false) or profiles it again; L is the running thread. False,
+  // with nothing changed, when there is no stack room to key the registry by `thread`.
+  bool set(lua_State* L, lua_State* thread, bool profiled);
   bool excluded(lua_State* thread) const { return !threads_.empty() && threads_.count(thread) > 0; }
   std::size_t own_bytes() const;
 

@@ -13,17 +13,6 @@ const char kThreadRecordsKey = 0;  // registry: {[thread] = ThreadRecord userdat
 
 }  // namespace
 
-bool push_thread(lua_State* L, lua_State* thread) {
-  if (thread == L) {
-    lua_pushthread(L);
-    return true;
-  }
-  if (!lua_checkstack(thread, 1)) return false;
-  lua_pushthread(thread);
-  lua_xmove(thread, L, 1);
-  return true;
-}
-
 LuaHookSharing::ThreadRecord* LuaHookSharing::record(lua_State* L, lua_State* thread, bool create) {
   OwnWorkScope own(own_work_);
   if (!lua_checkstack(L, 4)) return nullptr;  // a hook always has LUA_MINSTACK slots

@@ -13,6 +13,7 @@ extern "C" {
 }
 
 #include "lua_api_compat.hpp"
+#include "lua_thread_push.hpp"
 
 #include <atomic>
 
@@ -30,9 +31,6 @@ struct HostHook {
 
 // L's hook as lua_gethook and friends give it (a field read each: signal-safe).
 inline HostHook hook_of(lua_State* L) { return {lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L)}; }
-
-// Pushes `thread` onto the running thread L; false (nothing pushed) when thread has no slot.
-bool push_thread(lua_State* L, lua_State* thread);
 
 // The sampler's Lua hook (the same function on every thread and for every event).
 void sampler_hook(lua_State* L, lua_Debug* ar);

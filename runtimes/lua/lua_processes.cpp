@@ -9,10 +9,11 @@ namespace scriptprof::lua {
 
 // ---- Controls -----------------------------------------------------------------------------
 
-void LuaSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
+bool LuaSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
   OwnWork own(*this);
-  excluded_.set(L, thread, profiled);
+  if (!excluded_.set(L, thread, profiled)) return false;
   update_excluded();
+  return true;
 }
 
 void LuaSampler::update_excluded() {

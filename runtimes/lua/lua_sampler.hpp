@@ -112,7 +112,8 @@ class LuaSampler final : private RuntimeAdapter {
   }
   // Allegro's profile-process-p: samples, calls and bytes of an excluded coroutine (or main
   // thread) are not collected. The thread is held while excluded so its identity stays its own.
-  void set_process_profiled(lua_State* L, lua_State* thread, bool profiled);
+  // False, with nothing changed, when the thread cannot be reached (no stack room).
+  bool set_process_profiled(lua_State* L, lua_State* thread, bool profiled);
   bool process_profiled(lua_State* thread) const { return !excluded_.excluded(thread); }
   // The source of a function's chunk ("@file.lua", or the chunk text when the run kept it:
   // settings.keep_chunk_text), if known.

@@ -46,7 +46,7 @@ void LuaJitFunctionTable::dump_c_keys(lua_State* L, int depth) {
 // The same key for the C function value at `idx` (normal context): jit.util.funcinfo gives a
 // builtin's ffid (2 and up; 0 and 1 are Lua and plain C functions) and any C function's address.
 std::uint64_t LuaJitFunctionTable::c_value_key(lua_State* L, int idx) {
-  idx = idx < 0 && idx > LUA_REGISTRYINDEX ? lua_gettop(L) + idx + 1 : idx;
+  idx = lua_absindex(L, idx);
   const int top = lua_gettop(L);
   std::uint64_t key = 0;
   lua_getglobal(L, "require");
@@ -181,7 +181,7 @@ void LuaJitFunctionTable::qualify_names(lua_State* L) {
 FunctionId LuaJitFunctionTable::value_id(lua_State* L, int idx) {
   FunctionId id;
   if (find_function_value(L, idx, &id)) return id;
-  idx = idx < 0 && idx > LUA_REGISTRYINDEX ? lua_gettop(L) + idx + 1 : idx;
+  idx = lua_absindex(L, idx);
   lua_Debug ar;
   lua_pushvalue(L, idx);
   lua_getinfo(L, ">S", &ar);

@@ -69,8 +69,9 @@ class LuaJitSampler final : private RuntimeAdapter {
 
   // Counts calls of the functions in the sequence at `idx` only (nil clears). Not while active.
   void set_count_list(lua_State* L, int idx);
-  // Allegro's profile-process-p: an excluded coroutine's ticks are not collected.
-  void set_process_profiled(lua_State* L, lua_State* thread, bool profiled);
+  // Allegro's profile-process-p: an excluded coroutine's ticks are not collected. False, with
+  // nothing changed, when the thread cannot be reached (no stack room).
+  bool set_process_profiled(lua_State* L, lua_State* thread, bool profiled);
   bool process_profiled(lua_State* thread) const;
   // Identity of the function value at `idx`, if the profile met it.
   bool find_function_value(lua_State* L, int idx, FunctionId* out) { return functions_.find_function_value(L, idx, out); }

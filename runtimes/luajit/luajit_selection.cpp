@@ -17,7 +17,7 @@ constexpr char kCountList[] = "scriptprof.count_list";
 
 void LuaJitSampler::set_count_list(lua_State* L, int idx) {
   if (engine_.active()) return;
-  idx = idx < 0 && idx > LUA_REGISTRYINDEX ? lua_gettop(L) + idx + 1 : idx;
+  idx = lua_absindex(L, idx);
   count_list_.clear();
   lua_createtable(L, 0, 0);
   if (lua_type(L, idx) == LUA_TTABLE) {
@@ -53,8 +53,8 @@ void LuaJitSampler::mark_listed_counted(lua_State* L) {
   lua_pop(L, 1);
 }
 
-void LuaJitSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
-  excluded_.set(L, thread, profiled);
+bool LuaJitSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
+  return excluded_.set(L, thread, profiled);
 }
 
 bool LuaJitSampler::process_profiled(lua_State* thread) const { return !excluded_.excluded(thread); }
