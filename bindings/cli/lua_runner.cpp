@@ -2,8 +2,8 @@
 
 extern "C" {
 #include <lauxlib.h>
-#if LUA_VERSION_NUM == 501
-#include <luajit.h>  // this build is luajitprof's
+#ifdef SCRIPTPROF_LUAJIT
+#include <luajit.h>  // this build is luajitprof's, or the LuaJIT module's
 #endif
 }
 #include <signal.h>
@@ -11,6 +11,7 @@ extern "C" {
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #ifndef LUA_OK
 #define LUA_OK 0
@@ -20,8 +21,23 @@ namespace luarunner {
 
 const char* g_progname = "lua";
 void (*g_before_call)() = nullptr;
+int g_runner_levels = 0;
 
 namespace {
+
+// Drops the runner's levels (but the last, the interpreter's own) from the traceback on top.
+void drop_runner_levels(lua_State* L) {
+  std::size_t size = 0;
+  const char* text = lua_tolstring(L, -1, &size);
+  if (g_runner_levels < 2 || text == nullptr) return;
+  const std::string t(text, size);
+  const std::size_t last = t.rfind('\n');
+  std::size_t cut = last;
+  for (int i = 1; i < g_runner_levels && cut != std::string::npos && cut > 0; ++i) cut = t.rfind('\n', cut - 1);
+  if (last == std::string::npos || cut == std::string::npos) return;
+  lua_pushstring(L, (t.substr(0, cut) + t.substr(last)).c_str());
+  lua_remove(L, -2);
+}
 
 lua_State* g_interrupt_state = nullptr;
 
@@ -43,7 +59,21 @@ int message_handler(lua_State* L) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
     msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   }
+#if LUA_VERSION_NUM == 501 && !defined(SCRIPTPROF_LUAJIT)
+  // PUC 5.1 has no luaL_traceback: its lua.c asks debug.traceback, as here.
+  lua_getglobal(L, "debug");
+  if (lua_istable(L, -1)) lua_getfield(L, -1, "traceback");
+  if (!lua_isfunction(L, -1)) {
+    lua_pushstring(L, msg);  // no traceback: the message alone
+    return 1;
+  }
+  lua_pushstring(L, msg);
+  lua_pushinteger(L, 2);
+  lua_call(L, 2, 1);
+#else
   luaL_traceback(L, L, msg, 1);
+#endif
+  drop_runner_levels(L);
   return 1;
 }
 
@@ -131,12 +161,15 @@ int handle_luainit(lua_State* L) {
 }
 
 int run_lua_arg(lua_State* L, char kind, const std::string& value) {
-#if LUA_VERSION_NUM >= 504
   if (kind == 'W') {
+#if LUA_VERSION_NUM >= 504
     lua_warning(L, "@on", 0);
     return LUA_OK;
-  }
+#else
+    print_message("'-W': this Lua has no warnings (Lua 5.4 and later have)");
+    return LUA_ERRRUN;
 #endif
+  }
 #ifdef LUAJIT_VERSION
   if (kind == 'j') return jit_command(L, "", value);
   if (kind == 'O') return jit_command(L, "jit.opt", value);
@@ -151,6 +184,32 @@ int run_lua_arg(lua_State* L, char kind, const std::string& value) {
   int status = docall(L, 1, 1);
   if (status == LUA_OK) lua_setglobal(L, global.c_str());
   return report_status(L, status);
+}
+
+void set_arg_table(lua_State* L, int argc, char** argv, int script) {
+  lua_createtable(L, argc - script - 1, script + 1);
+  for (int i = 0; i < argc; ++i) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+}
+
+bool run_lua_args(lua_State* L, const luaprof::Options& o) {
+  for (const luaprof::Options::LuaArg& arg : o.lua_args)
+    if (run_lua_arg(L, arg.kind, arg.value) != LUA_OK) return false;
+  return true;
+}
+
+int run_script(lua_State* L, int argc, char** argv, int script) {
+  const char* fname = argv[script];
+  if (std::strcmp(fname, "-") == 0 && std::strcmp(argv[script - 1], "--") != 0) fname = nullptr;
+  int status = luaL_loadfile(L, fname);
+  if (status != LUA_OK) return status;
+  const int n = argc - script - 1;
+  luaL_checkstack(L, n + 3, "too many arguments to script");
+  for (int i = 1; i <= n; ++i) lua_pushstring(L, argv[script + i]);
+  return docall(L, n, LUA_MULTRET);
 }
 
 }  // namespace luarunner

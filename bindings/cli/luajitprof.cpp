@@ -73,12 +73,7 @@ int protected_main(lua_State* L) {
   lua_gc(L, LUA_GCSTOP, 0);  // as luajit.c: stop the collector while the libraries open
   luaL_openlibs(L);
   lua_gc(L, LUA_GCRESTART, -1);
-  lua_createtable(L, a->argc - script - 1, script + 1);
-  for (int i = 0; i < a->argc; ++i) {
-    lua_pushstring(L, a->argv[i]);
-    lua_rawseti(L, -2, i - script);
-  }
-  lua_setglobal(L, "arg");
+  luarunner::set_arg_table(L, a->argc, a->argv, script);
   if (!o.no_env && luarunner::handle_luainit(L) != 0) return 0;
 
   g_run.sampler = std::make_unique<LuaJitSampler>(L);
@@ -90,30 +85,12 @@ int protected_main(lua_State* L) {
     g_run.sampler.reset();
     return luaL_error(L, "cannot start the profiler: %s", error.c_str());
   }
-  using scriptprof::SampleKind;
-  for (SampleKind k : {SampleKind::Time, SampleKind::Gc, SampleKind::Space})
-    if ((k == SampleKind::Time && settings.sample_time) || (k == SampleKind::Gc && settings.gc_samples) ||
-        (k == SampleKind::Space && settings.alloc_bytes)) {
-      g_run.profiles.emplace_back(k, g_run.sampler->engine().shared_profile(k));
-      g_run.profiles.back().second->name = has_script ? a->argv[script] : "(command line)";
-    }
-  for (const Options::LuaArg& arg : o.lua_args)
-    if (luarunner::run_lua_arg(L, arg.kind, arg.value) != 0) {
-      g_run.sampler->stop();
-      return 0;
-    }
-  int status = 0;
-  if (has_script) {
-    const char* fname = a->argv[script];
-    if (std::strcmp(fname, "-") == 0 && std::strcmp(a->argv[script - 1], "--") != 0) fname = nullptr;
-    status = luaL_loadfile(L, fname);
-    if (status == 0) {
-      const int n = a->argc - script - 1;
-      luaL_checkstack(L, n + 3, "too many arguments to script");
-      for (int i = 1; i <= n; ++i) lua_pushstring(L, a->argv[script + i]);
-      status = luarunner::docall(L, n, LUA_MULTRET);
-    }
+  g_run.profiles = luaprof::run_profiles(g_run.sampler->engine(), has_script ? a->argv[script] : "(command line)");
+  if (!luarunner::run_lua_args(L, o)) {
+    g_run.sampler->stop();
+    return 0;
   }
+  const int status = has_script ? luarunner::run_script(L, a->argc, a->argv, script) : 0;
   g_run.sampler->stop();
   if (luarunner::report_status(L, status) != 0) return 0;
   lua_pushboolean(L, 1);

@@ -21,6 +21,7 @@ extern "C" {
 #include "lua_runner.hpp"
 #include "lua_source_text.hpp"
 #include "luaprof_options.hpp"
+#include "other_lua.hpp"
 #include "profiler_module.hpp"
 #include "report_output.hpp"
 
@@ -114,13 +115,7 @@ int protected_main(lua_State* L) {
   lua_pushcfunction(L, luaopen_profiler);
   lua_setfield(L, -2, "profiler");
   lua_pop(L, 1);
-  // The arg table: the script at 0, its arguments at 1.., luaprof and its options below 0.
-  lua_createtable(L, a->argc - script - 1, script + 1);
-  for (int i = 0; i < a->argc; ++i) {
-    lua_pushstring(L, a->argv[i]);
-    lua_rawseti(L, -2, i - script);
-  }
-  lua_setglobal(L, "arg");
+  luarunner::set_arg_table(L, a->argc, a->argv, script);
   lua_gc(L, LUA_GCGEN, 0, 0);  // as lua.c
   if (!o.no_env && luarunner::handle_luainit(L) != LUA_OK) return 0;
 
@@ -136,33 +131,13 @@ int protected_main(lua_State* L) {
     settings.hold_clock = true;  // released by docall: setting up is not the script's time
     if (!g_run.sampler->start(L, settings, &error))
       return luaL_error(L, "cannot start the profiler: %s", error.c_str());
-    using scriptprof::lua::SampleKind;
-    const auto& st = a->options->run;
-    for (SampleKind k : {SampleKind::Time, SampleKind::Gc, SampleKind::Space})
-      if ((k == SampleKind::Time && g_run.sampler->engine().primary_kind() == SampleKind::Time) ||
-          (k == SampleKind::Gc && st.gc_samples) || (k == SampleKind::Space && st.alloc_bytes)) {
-        g_run.profiles.emplace_back(k, g_run.sampler->engine().shared_profile(k));
-        g_run.profiles.back().second->name = has_script ? a->argv[script] : "(command line)";
-      }
+    g_run.profiles = luaprof::run_profiles(g_run.sampler->engine(), has_script ? a->argv[script] : "(command line)");
   }
-  for (const Options::LuaArg& arg : o.lua_args) {
-    if (luarunner::run_lua_arg(L, arg.kind, arg.value) != LUA_OK) {
-      g_run.sampler->stop();
-      return 0;
-    }
+  if (!luarunner::run_lua_args(L, o)) {
+    g_run.sampler->stop();
+    return 0;
   }
-  int status = LUA_OK;
-  if (has_script) {
-    const char* fname = a->argv[script];
-    if (std::strcmp(fname, "-") == 0 && std::strcmp(a->argv[script - 1], "--") != 0) fname = nullptr;
-    status = luaL_loadfile(L, fname);
-    if (status == LUA_OK) {
-      int n = a->argc - script - 1;
-      luaL_checkstack(L, n + 3, "too many arguments to script");
-      for (int i = 1; i <= n; ++i) lua_pushstring(L, a->argv[script + i]);
-      status = luarunner::docall(L, n, LUA_MULTRET);
-    }
-  }
+  const int status = has_script ? luarunner::run_script(L, a->argc, a->argv, script) : LUA_OK;
   g_run.sampler->stop();
   if (luarunner::report_status(L, status) != LUA_OK) return 0;
   lua_pushboolean(L, 1);
@@ -179,7 +154,8 @@ int main(int argc, char** argv) {
   luarunner::g_progname = argc > 0 && argv[0] && argv[0][0] ? argv[0] : "luaprof";
   luarunner::g_before_call = release_program_clock;
   static Options options;  // atexit reads it after main returns
-  options = parse_options(argc, argv, luaprof::Frontend{"luaprof", "lua5.4", LUA_RELEASE, false});
+  options = parse_options(argc, argv, luaprof::Frontend{"luaprof", "lua5.4", LUA_RELEASE, false, true, true});
+  if (!options.other_lua.empty()) return luaprof::exec_other_lua(options.other_lua, argc, argv, options.no_env);
   g_run.options = &options;
   lua_State* L = luaL_newstate();
   if (L == nullptr) {

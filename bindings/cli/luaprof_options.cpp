@@ -53,9 +53,13 @@ void usage(FILE* out, const Frontend& fe) {
       "                    with several profiles (--gc, --alloc) the others go beside it: FILE.gc.EXT,\n"
       "                    FILE.space.EXT\n"
       "  --format NAME     lispworks, folded, speedscope, chrome, pprof, html, sampler or lms\n"
+      "%s"
       "  --help            this text\n"
       "  --version         the profiler's version\n"
-      "  --                end of options\n");
+      "  --                end of options\n",
+      fe.other_lua ? "  --lua PATH        run the script under the Lua interpreter PATH (lua5.1 to 5.5, luajit)\n"
+                     "                    with the profiler module built for it\n"
+                   : "");
 }
 
 namespace {
@@ -96,6 +100,7 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
   app.add_option("--format", o.format);
   app.add_flag("-h,--help", help);
   app.add_flag("--version", version);
+  if (fe.other_lua) app.add_option("--lua", o.other_lua);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

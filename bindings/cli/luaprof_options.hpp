@@ -18,6 +18,8 @@ struct Frontend {
   const char* version = "";  // the interpreter's release, for --version
   bool jit_options = false;  // luajit's -j cmd and -O[opt] (else lua5.4's -W)
   bool lua_options = true;   // an interpreter's -e, -l, -E...; false: only the script (asprof)
+  bool other_lua = false;    // --lua PATH: luaprof, and the module's profiler.luaprof (which
+                             // runs in that interpreter and ignores it)
   const char* script = "script.lua";
 };
 
@@ -39,6 +41,7 @@ struct Options {
   };
   std::vector<LuaArg> lua_args;
   bool no_env = false;      // -E: ignore LUA_INIT and the LUA_PATH variables
+  std::string other_lua;    // --lua PATH: the interpreter to run the script under
 };
 
 // Prints the usage text.

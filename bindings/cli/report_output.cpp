@@ -45,6 +45,17 @@ std::string close_matches(const RunProfiles& profiles, const std::string& name) 
 
 }  // namespace
 
+RunProfiles run_profiles(scriptprof::SamplerEngine& engine, const std::string& name) {
+  using scriptprof::SampleKind;
+  RunProfiles profiles;
+  for (SampleKind k : {SampleKind::Time, SampleKind::Gc, SampleKind::Space})
+    if (engine.collects(k)) {
+      profiles.emplace_back(k, engine.shared_profile(k));
+      profiles.back().second->name = name;
+    }
+  return profiles;
+}
+
 bool write_reports(const Options& o, const char* program, const RunProfiles& profiles, const SourceLines& source_lines) {
   bool ok = true;
   std::string text, error;

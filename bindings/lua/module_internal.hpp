@@ -111,5 +111,7 @@ int l_write(lua_State* L);
 int l_read(lua_State* L);
 int l_save_current_profile(lua_State* L);
 int l_annotate(lua_State* L);
+// module_luaprof.cpp
+int l_luaprof(lua_State* L);
 
 }  // namespace scriptprof::lua::module

@@ -44,6 +44,7 @@ const luaL_Reg kProfileMethods[] = {
 
 const luaL_Reg kFunctions[] = {
     {"statprof", l_statprof},
+    {"luaprof", l_luaprof},
     {"reset", l_reset},
     {"frame", l_frame},
     {"start", l_start},
@@ -110,6 +111,7 @@ extern "C" int luaopen_profiler(lua_State* L) {
   sampler->add_boundary(l_statprof);  // frames below the profiled function are the caller's
   sampler->add_boundary(l_gcprof);
   sampler->add_boundary(l_with_profiling);
+  sampler->add_boundary(l_luaprof);
   sampler->add_own(run_guard_close_function());
   sampler->add_own(sampling_guard_close);
   register_run_guard(L);

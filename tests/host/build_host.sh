@@ -22,6 +22,12 @@ if [ -e "$work/prefix/lib/lua/5.1/scriptprof/lua51.so" ] && command -v lua5.1 >/
   # lib/lua/5.1/profiler.so serves LuaJIT and PUC 5.1 alike.
   lua5.1 -e "package.cpath='$work/prefix/lib/lua/5.1/?.so'" -e 'assert(require("profiler").statprof)'
 fi
+# luaprof --lua finds each Lua's module in the prefix (lib/lua/5.X beside bin/).
+for lua in lua5.3 lua5.1; do
+  if [ -e "$work/prefix/lib/lua/${lua#lua}/profiler.so" ] && command -v $lua >/dev/null; then
+    "$work/prefix/bin/luaprof" --lua $lua --hz 1000 -e 'local x = 0 for i = 1, 3e6 do x = x + i end' | grep -q "main chunk"
+  fi
+done
 if [ -x "$work/prefix/bin/asprof" ]; then
   "$work/prefix/bin/asprof" --hz 1000 "$src/samples/angelscript/game.as" 20 | grep -q "Enemy::find_path"
 fi

@@ -1,0 +1,164 @@
+// profiler.luaprof(argv): luaprof's command line run inside the interpreter that loaded the
+// module, so that any Lua (5.1 to 5.5, LuaJIT, a host's own build) runs a script as luaprof
+// does: the same options, `arg`, error messages, reports and files. `luaprof --lua PATH` runs
+// PATH with a one-line chunk that calls it.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <lauxlib.h>
+#ifdef SCRIPTPROF_LUAJIT
+#include <luajit.h>
+#endif
+}
+
+#include "lua_runner.hpp"
+#include "lua_source_text.hpp"
+#include "luaprof_options.hpp"
+#include "module_internal.hpp"
+#include "report_output.hpp"
+
+namespace scriptprof::lua::module {
+namespace {
+
+// The one command run (a command line, as luaprof's process has one): held here, not on the
+// C stack, because a Lua error or the script's os.exit leaves l_luaprof's frame by longjmp or
+// exit.
+struct CommandRun {
+  std::vector<std::string> args;
+  std::vector<char*> argv;
+  luaprof::Options options;
+  ModuleSampler* sampler = nullptr;
+  luaprof::RunProfiles profiles;
+  std::vector<std::string> sources;  // per function id: the chunk's source (annotate)
+  bool running = false;
+  bool write_failed = false;
+};
+CommandRun g_command;
+
+std::vector<std::string> annotate_source(const Profile& p, FunctionId f) {
+  std::string source = f < g_command.sources.size() ? g_command.sources[f] : "";
+  if (source.empty()) source = "@" + p.functions.info(f).file;
+  std::vector<std::string> lines;
+  std::string error;
+  source_lines(source, &lines, &error);
+  return lines;
+}
+
+// Stops the run and prints its reports, once: at the script's end, or before its os.exit.
+void finish_command() {
+  if (!g_command.running) return;
+  g_command.running = false;
+  const luaprof::Options& o = g_command.options;
+  g_command.sampler->stop();
+  for (FunctionId f = 0; !o.annotate.empty() && f < g_command.profiles[0].second->functions.size(); ++f) {
+    const std::string* src = g_command.sampler->source_of(f);
+    g_command.sources.push_back(src ? *src : "");
+  }
+  std::fflush(stdout);
+  if (!luaprof::write_reports(o, luarunner::g_progname, g_command.profiles, annotate_source))
+    g_command.write_failed = true;
+}
+
+void release_program_clock() {
+  if (g_command.running) g_command.sampler->engine().release_clock();
+}
+
+// The script's os.exit: the reports first (the real os.exit is upvalue 1).
+int exit_after_reports(lua_State* L) {
+  finish_command();
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// Puts `exit_after_reports` in os.exit (put_back false), or the real os.exit back.
+void wrap_os_exit(lua_State* L, bool put_back) {
+  lua_getglobal(L, "os");
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_getfield(L, -1, "exit");
+  if (put_back) {
+    if (lua_tocfunction(L, -1) == exit_after_reports && lua_getupvalue(L, -1, 1)) lua_setfield(L, -3, "exit");
+  } else if (lua_isfunction(L, -1)) {
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, exit_after_reports, 1);
+    lua_setfield(L, -3, "exit");
+  }
+  lua_pop(L, 2);
+}
+
+}  // namespace
+
+int l_luaprof(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const int n = static_cast<int>(luaL_len(L, 1));
+  for (int i = 0; i <= n; ++i) {  // checked before any C++ memory is held
+    lua_rawgeti(L, 1, i);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_argerror(L, 1, lua_pushfstring(L, "argv[%d] must be a string, got %s", i, luaL_typename(L, -1)));
+    lua_pop(L, 1);
+  }
+  ModuleSampler* sampler = attach_sampler(L);
+  if (g_command.running || sampler->engine().active())
+    luaL_error(L, "profiler.luaprof: the profiler is already active (call profiler.stop() first)");
+  const char* failure = nullptr;
+  int script = 0;
+  {
+    g_command = CommandRun{};
+    for (int i = 0; i <= n; ++i) {
+      lua_rawgeti(L, 1, i);
+      g_command.args.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    for (std::string& a : g_command.args) g_command.argv.push_back(a.data());
+    g_command.argv.push_back(nullptr);
+    luarunner::g_progname = g_command.argv[0][0] ? g_command.argv[0] : "luaprof";
+    luarunner::g_before_call = release_program_clock;
+    lua_Debug level;
+    luarunner::g_runner_levels = 0;
+    while (lua_getstack(L, luarunner::g_runner_levels, &level)) ++luarunner::g_runner_levels;
+    // A bad command line ends the process as luaprof's does (status 1, the usage error).
+#ifdef SCRIPTPROF_LUAJIT
+    const luaprof::Frontend frontend{"luaprof", "luajit", LUAJIT_VERSION, true, true, true};
+#else
+    const luaprof::Frontend frontend{"luaprof", "lua", LUA_RELEASE, false, true, true};
+#endif
+    g_command.options = luaprof::parse_options(n + 1, g_command.argv.data(), frontend);
+    const luaprof::Options& o = g_command.options;
+    const bool has_script = o.script <= n;
+    script = has_script ? o.script : 0;
+    SamplerSettings settings;
+    static_cast<RunSettings&>(settings) = o.run;
+    settings.keep_chunk_text = o.keep_chunk_text;
+    settings.hold_clock = true;  // released by docall: setting up is not the script's time
+    std::string error;
+    if (!sampler->start(L, settings, &error)) {
+      failure = lua_pushfstring(L, "cannot start the profiler: %s", error.c_str());
+    } else {
+      g_command.sampler = sampler;
+      g_command.running = true;
+      g_command.profiles = luaprof::run_profiles(sampler->engine(), has_script ? g_command.argv[script] : "(command line)");
+    }
+  }
+  if (failure) return lua_error(L);
+  luarunner::set_arg_table(L, n + 1, g_command.argv.data(), script);
+  wrap_os_exit(L, false);
+  int status = 0;
+  if (luarunner::run_lua_args(L, g_command.options)) {
+    if (script) status = luarunner::report_status(L, luarunner::run_script(L, n + 1, g_command.argv.data(), script));
+  } else {
+    status = 1;
+  }
+  finish_command();
+  wrap_os_exit(L, true);
+  lua_pushinteger(L, status == 0 && !g_command.write_failed ? EXIT_SUCCESS : EXIT_FAILURE);
+  return 1;
+}
+
+}  // namespace scriptprof::lua::module
