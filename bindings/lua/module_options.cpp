@@ -83,8 +83,9 @@ RunOptions parse_run_options(lua_State* L, int arg) {
       need(LUA_TTABLE);
       for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; ++i) {
         if (lua_type(L, -1) != type)
-          luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be a list of %ss, item %I is a %s",
-                                                key, lua_typename(L, type), i, luaL_typename(L, -1)));
+          luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be a list of %ss, item %d is a %s",  // (not
+                                                key, lua_typename(L, type), static_cast<int>(i),         // 5.3's %I)
+                                                luaL_typename(L, -1)));
         lua_pop(L, 1);
       }
       lua_pop(L, 1);  // the nil that ended the list

@@ -4,6 +4,7 @@ extern "C" {
 #include <lauxlib.h>
 }
 
+#include <cstdio>
 #include <new>
 #include <string>
 
@@ -30,8 +31,9 @@ int profile_gc(lua_State* L) {
 int profile_tostring(lua_State* L) {
   auto* box = static_cast<ProfileBox*>(luaL_checkudata(L, 1, kProfileMeta));
   std::uint64_t n = box->profile ? box->profile->sample_weight() : 0;
-  lua_pushfstring(L, "profile (%s, weight %I): %p", box->kind, static_cast<lua_Integer>(n),
-                  static_cast<const void*>(box));
+  char weight[24];  // lua_pushfstring's %I is 5.3's: 5.1 and 5.2 would misread the arguments
+  std::snprintf(weight, sizeof weight, "%llu", static_cast<unsigned long long>(n));
+  lua_pushfstring(L, "profile (%s, weight %s): %p", box->kind, weight, static_cast<const void*>(box));
   return 1;
 }
 

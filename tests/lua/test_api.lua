@@ -100,7 +100,7 @@ walk(tree, 0)
 -- display: to stdout, a file handle, or a path; Guile 3's layout.
 local path = os.tmpname()
 profiler.display(path)
-local text = io.open(path):read("a")
+local text = io.open(path):read("*a")
 H.check(text:find("^%%     cumulative   self             \ntime   seconds    seconds   calls   procedure\n") ~= nil,
         "display writes Guile 3's header with calls:\n%s", text)
 H.check(text:find("\n%-%-%-\nSample count: " .. n2 .. "\nTotal time: [%d.e%-]+ seconds %(0%.0 seconds in GC%)\n$") ~= nil,
@@ -108,9 +108,9 @@ H.check(text:find("\n%-%-%-\nSample count: " .. n2 .. "\nTotal time: [%d.e%-]+ s
 local fh = io.open(path, "w")
 profiler.display(fh, {labels = "guile"})
 fh:close()
-H.check(io.open(path):read("a"):find("test_api.lua:%d+:0:leaf") ~= nil, "guile labels: file:line:0:name")
+H.check(io.open(path):read("*a"):find("test_api.lua:%d+:0:leaf") ~= nil, "guile labels: file:line:0:name")
 os.remove(path)
-local report = io.open(out_path):read("a")
+local report = io.open(out_path):read("*a")
 H.check(report ~= "" and (report:find("Sample count") or report:find("No samples recorded.\n", 1, true)),
         "statprof{file=} wrote the report: %q", report)
 os.remove(out_path)

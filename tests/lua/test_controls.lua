@@ -17,7 +17,7 @@ local o = H.find(counts, "other")
 H.check(o and o.calls == nil, "count_list: other is sampled and not counted (%s)", o and tostring(o.calls))
 local path = os.tmpname()
 profiler.report("call-counts", path)
-local listing = io.open(path):read("a")
+local listing = io.open(path):read("*a")
 H.check(listing:match("^21891 #<Function fib %(.-:6%)>\n"), "show-call-counts listing:\n%s", listing)
 -- A listed function that runs but is not called during the run was counted: 0 calls.
 local function listed_runner()
@@ -95,7 +95,7 @@ local function helper(n) local r = other(n) return r end  -- no tail calls: help
 local function caller() for _ = 1, 40 do helper(1e6) end end
 profiler.statprof(function() caller() end, {hz = 1000, display = false})
 profiler.report("allegro", path, {hidden = {"helper", "other"}})
-local text = io.open(path):read("a")
+local text = io.open(path):read("*a")
 -- caller holds every sample but a tick that landed in the wrapper around it (the run is about
 -- 0.1 s on a fast machine, so one such tick is 1%: "100.0" was too strict).
 local share = tonumber(text:match("\n%s*([%d.]+)%s+[%d.]+%s+[%d.]+%s+[%d.]+%s+%.%.%. caller"))
@@ -103,11 +103,11 @@ H.check(share and share >= 97 and not text:find("helper", 1, true),
         "hidden functions fold into caller:\n%s", text)
 profiler.display_defaults{hidden_packages = {"test_controls"}, significance_threshold = 0.02}
 profiler.report("allegro", path)
-text = io.open(path):read("a")
+text = io.open(path):read("*a")
 H.check(text:find("Times below 2.0%", 1, true) and not text:find("caller", 1, true), "display defaults apply:\n%s", text)
 profiler.reset_display_defaults()
 profiler.report("allegro", path)
-text = io.open(path):read("a")
+text = io.open(path):read("*a")
 H.check(text:find("Times below 1.0%", 1, true) and text:find("other", 1, true), "reset display defaults:\n%s", text)
 
 -- interpret_closures: closures of one prototype apart, named, and reachable by number.
@@ -160,13 +160,13 @@ local first = profiler.save_current_profile()
 profiler.statprof(function() other(3e6) end, {hz = 1000, display = false})
 local second = profiler.save_current_profile()
 first:report("flat", path)
-local t1 = io.open(path):read("a")
+local t1 = io.open(path):read("*a")
 profiler.report(second, "flat", path)
-local t2 = io.open(path):read("a")
+local t2 = io.open(path):read("*a")
 H.check(t1:find("fib", 1, true) and not t1:find("other", 1, true), "first profile kept:\n%s", t1)
 H.check(t2:find("other", 1, true) and not t2:find("fib", 1, true), "second profile:\n%s", t2)
 first:write(path, "folded")
-H.check(io.open(path):read("a"):find("fib", 1, true), "writers take a saved profile")
+H.check(io.open(path):read("*a"):find("fib", 1, true), "writers take a saved profile")
 H.check(tostring(first):find("^profile %(time"), "%s", tostring(first))
 profiler.start()
 ok, e = pcall(profiler.save_current_profile)
@@ -182,7 +182,7 @@ local function lines(n)
 end
 profiler.statprof(function() lines(1e6) end, {hz = 1000, display = false})
 profiler.annotate(lines, path)
-text = io.open(path):read("a")
+text = io.open(path):read("*a")
 -- A line no tick landed on is listed with its source and no figures: its share is 0 (the cheap
 -- loop takes a few milliseconds, so at 1 kHz it may get no tick at all).
 local function share(pattern)
@@ -193,7 +193,7 @@ end
 local cheap, dear = share("for i = 1, n do"), share("for i = 1, n %* 8 do")
 H.check(cheap and dear and dear > 4 * cheap, "annotate: expensive line %s%% vs cheap %s%%\n%s", dear, cheap, text)
 profiler.annotate(print, path)
-H.check(io.open(path):read("a"):find("not sampled", 1, true), "annotate of an unsampled function")
+H.check(io.open(path):read("*a"):find("not sampled", 1, true), "annotate of an unsampled function")
 
 os.remove(path)
 H.done()

@@ -31,7 +31,7 @@ local flags = "--headless --no-sandbox --disable-gpu --disable-quic --no-first-r
 local dom, browser_status = H.run(string.format("env -u LD_PRELOAD -u ASAN_OPTIONS timeout 120 %s %s --enable-logging=stderr --v=0 --dump-dom file://%s/fg.html 2>%s/console.txt",
                                                 chromium, flags, dir, dir))
 H.check(browser_status == 0, "chromium exited with %s", tostring(browser_status))
-local console = io.open(dir .. "/console.txt"):read("a")
+local console = io.open(dir .. "/console.txt"):read("*a")
 H.check(dom:find('class="f"', 1, true) ~= nil, "frames were drawn:\n%s", dom:sub(1, 2000))
 H.check(dom:find("visible_frame (", 1, true) ~= nil, "the frame visible_frame is on the page")
 H.check(dom:find("&lt;img src=x", 1, true) ~= nil, "the markup name is shown as text")

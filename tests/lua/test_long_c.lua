@@ -9,14 +9,17 @@ local unsorted, work = {}, {}
 for i = 1, 200000 do unsorted[i], work[i] = (i * 7919) % 200003, 0 end
 local cases = {
   ["string.rep [C]"] = function() for _ = 1, 12 do local s = string.rep("abcd", 6000000) end end,
-  ["table.sort [C]"] = function()
-    for _ = 1, 3 do table.move(unsorted, 1, #unsorted, 1, work); table.sort(work) end
-  end,
   ["string.gsub [C]"] = function()
     local s = string.rep("hello world ", 400000)
     for _ = 1, 4 do s = s:gsub("o", "0"):gsub("0", "o") end
   end,
 }
+-- (table.move, which refills the table in C, is Lua 5.3's: 5.2 sorts the other two only.)
+if table.move then
+  cases["table.sort [C]"] = function()
+    for _ = 1, 3 do table.move(unsorted, 1, #unsorted, 1, work); table.sort(work) end
+  end
+end
 for label, fn in pairs(cases) do
   for _, hz in ipairs({100, 1000}) do
     local t0 = os.clock()

@@ -52,7 +52,7 @@ if not sanitized then
   local ticks, merged = 0, 0
   for _ = 1, 100 do
     local p = assert(io.popen(string.format("%s %s '%s'", os.getenv("LUA54"), script, cpath)))
-    local t, m = p:read("n", "n")
+    local t, m = p:read("*n", "*n")
     p:close()
     ticks, merged = ticks + (t or 0), merged + (m or 0)
   end

@@ -31,7 +31,7 @@ end
 
 local function read_file(path)
   local f = io.open(path, "rb")
-  local s = f and f:read("a")
+  local s = f and f:read("*a")
   if f then f:close() end
   return s
 end

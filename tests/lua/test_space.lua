@@ -72,13 +72,13 @@ H.check(sampled > 0.8 * grown and sampled < 1.2 * grown, "sampled %d bytes of %d
 -- Reports say what their numbers mean.
 local path = os.tmpname()
 profiler.report(space, "allegro", path)
-local text = io.open(path):read("a")
+local text = io.open(path):read("*a")
 H.check(text:find("Kbytes of space allocated", 1, true) and text:find("Kbyte", 1, true), "allegro space report:\n%s", text)
 space:display(path)
-text = io.open(path):read("a")
+text = io.open(path):read("*a")
 H.check(text:find("space    Kbytes     Kbytes", 1, true) and text:find("Total allocated:", 1, true), "flat space report:\n%s", text)
 time:display(path)
-text = io.open(path):read("a")
+text = io.open(path):read("*a")
 H.check(text:find("seconds", 1, true) and not text:find("Kbytes", 1, true), "time report stays in seconds")
 local ok, e = pcall(space.report, space, "gprof")
 H.check(not ok and e:find("space profile", 1, true), "gprof refuses a space profile: %s", e)
@@ -86,11 +86,11 @@ H.check(not ok and e:find("space profile", 1, true), "gprof refuses a space prof
 -- The wrapper changes nothing the program sees: results, errors, and an allocation failure
 -- (a string too large to make) stays the same failure.
 profiler.start_profiler{alloc = 64}
-local ok1, e1 = pcall(string.rep, "x", math.maxinteger // 2)
+local ok1, e1 = pcall(string.rep, "x", math.floor((math.maxinteger or 2^62) / 2))
 local t = {}
 for i = 1, 1000 do t[i] = ("%d"):format(i) end
 profiler.stop_profiler()
-local ok2, e2 = pcall(string.rep, "x", math.maxinteger // 2)
+local ok2, e2 = pcall(string.rep, "x", math.floor((math.maxinteger or 2^62) / 2))
 H.check(ok1 == ok2 and e1 == e2, "same failure with and without the wrapper: %s / %s", e1, e2)
 H.check(#t == 1000 and t[1000] == "1000", "results unchanged")
 
@@ -99,7 +99,7 @@ local gc_out = os.tmpname()
 local function churn() for i = 1, 3e5 do sink = {i} end end
 local function idle() return computing(3e5) end
 profiler.gcprof(function() churn(); idle() end, {loop = 2, file = gc_out})
-local gc_text = io.open(gc_out):read("a")
+local gc_text = io.open(gc_out):read("*a")
 local counts = H.counts(profiler)
 local c = H.find(counts, "churn")
 H.check(c and c.self > 0, "gcprof samples churn:\n%s", gc_text)
