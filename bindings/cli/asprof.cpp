@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "angelscript_sampler.hpp"
+#include "exit_status.hpp"
 #include "luaprof_options.hpp"
 #include "report_output.hpp"
 
@@ -66,9 +67,17 @@ void report_exception(asIScriptContext* ctx) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  luaprof::Frontend fe{"asprof", "AngelScript's asrun", "AngelScript " ANGELSCRIPT_VERSION_STRING, false};
+  luaprof::Frontend fe;
+  fe.program = "asprof";
+  fe.interpreter = "AngelScript's asrun";
+  fe.version = "AngelScript " ANGELSCRIPT_VERSION_STRING;
   fe.lua_options = false;
   fe.script = "script.as";
+  // What the AngelScript adapter cannot do (its capabilities): not offered, refused by name.
+  fe.unsupported = {{"count_calls", "AngelScript has no call events: calls cannot be counted"},
+                    {"gc", "AngelScript reports no GC cycles: no gc samples"},
+                    {"interpret_closures", "AngelScript has no closures"},
+                    {"signal", "asprof's ticks come from a timer thread, not a signal"}};
   luaprof::Options o = luaprof::parse_options(argc, argv, fe);
   const char* script = argv[o.script];
   for (int i = o.script + 1; i < argc; ++i) g_args.emplace_back(argv[i]);
@@ -76,27 +85,27 @@ int main(int argc, char** argv) {
   // Before the engine: the profiler's memory functions see every allocation (--alloc).
   if (!as::install_memory_functions()) {
     std::fprintf(stderr, "asprof: AngelScript refused the profiler's memory functions\n");
-    return EXIT_FAILURE;
+    return cli::kToolFailed;
   }
   asIScriptEngine* engine = asCreateScriptEngine();
   if (!engine) {
     std::fprintf(stderr, "asprof: AngelScript %s could not create an engine\n", ANGELSCRIPT_VERSION_STRING);
-    return EXIT_FAILURE;
+    return cli::kToolFailed;
   }
   engine->SetMessageCallback(asFUNCTION(message_callback), nullptr, asCALL_CDECL);
-  int status = EXIT_SUCCESS;
+  int status = cli::kOk;
   CScriptBuilder builder;
   if (!register_host(engine) || builder.StartNewModule(engine, "script") < 0 ||
       builder.AddSectionFromFile(script) < 0 || builder.BuildModule() < 0) {
     std::fprintf(stderr, "asprof: %s: cannot build the script (see the messages above)\n", script);
     engine->ShutDownAndRelease();
-    return EXIT_FAILURE;
+    return cli::kScriptFailed;
   }
   asIScriptFunction* main_fn = engine->GetModule("script")->GetFunctionByDecl("void main()");
   if (!main_fn) {
     std::fprintf(stderr, "asprof: %s has no 'void main()' to run\n", script);
     engine->ShutDownAndRelease();
-    return EXIT_FAILURE;
+    return cli::kScriptFailed;
   }
 
   luaprof::RunProfiles profiles;
@@ -107,7 +116,7 @@ int main(int argc, char** argv) {
     if (!sampler.start(o.run, &error)) {
       std::fprintf(stderr, "asprof: cannot start the profiler: %s\n", error.c_str());
       engine->ShutDownAndRelease();
-      return EXIT_FAILURE;
+      return cli::kToolFailed;
     }
     using scriptprof::SampleKind;
     for (SampleKind k : {SampleKind::Time, SampleKind::Space})
@@ -121,17 +130,17 @@ int main(int argc, char** argv) {
     int r = as::execute(ctx);
     if (r == asEXECUTION_EXCEPTION) {
       report_exception(ctx);
-      status = EXIT_FAILURE;
+      status = cli::kScriptFailed;
     } else if (r != asEXECUTION_FINISHED) {
       std::fprintf(stderr, "asprof: %s: main() did not finish (status %d)\n", script, r);
-      status = EXIT_FAILURE;
+      status = cli::kScriptFailed;
     }
     std::fflush(stdout);
     sampler.stop();  // before the context and engine go: it holds the functions it met
     g_sampler = nullptr;
     ctx->Release();
   }
-  if (!luaprof::write_reports(o, "asprof", profiles, file_lines)) status = EXIT_FAILURE;
+  if (!luaprof::write_reports(o, "asprof", profiles, file_lines)) status = cli::kToolFailed;
   engine->ShutDownAndRelease();
   return status;
 }

@@ -14,6 +14,7 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include "exit_status.hpp"
 #include "lua_runner.hpp"
 #include "lua_source_text.hpp"
 #include "luajit_sampler.hpp"
@@ -30,7 +31,7 @@ struct Run {
   std::unique_ptr<LuaJitSampler> sampler;
   luaprof::RunProfiles profiles;
   bool reported = false;
-  bool write_failed = false;
+  bool tool_failed = false;
 };
 Run g_run;  // one run per process; atexit needs it (os.exit skips main's epilogue)
 
@@ -48,7 +49,17 @@ void finish_report() {
   if (g_run.sampler) g_run.sampler->stop();
   std::fflush(stdout);
   if (!luaprof::write_reports(*g_run.options, luarunner::g_progname, g_run.profiles, annotate_source))
-    g_run.write_failed = true;
+    g_run.tool_failed = true;
+}
+
+// After the script's os.exit: the reports, and when they fail, the status that says so in
+// place of the script's.
+void finish_report_at_exit() {
+  finish_report();
+  if (g_run.tool_failed) {
+    std::fflush(nullptr);
+    std::_Exit(cli::kToolFailed);
+  }
 }
 
 void release_program_clock() {
@@ -83,6 +94,7 @@ int protected_main(lua_State* L) {
   std::string error;
   if (!g_run.sampler->start(L, settings, &error)) {
     g_run.sampler.reset();
+    g_run.tool_failed = true;
     return luaL_error(L, "cannot start the profiler: %s", error.c_str());
   }
   g_run.profiles = luaprof::run_profiles(g_run.sampler->engine(), has_script ? a->argv[script] : "(command line)");
@@ -103,14 +115,19 @@ int main(int argc, char** argv) {
   luarunner::g_progname = argc > 0 && argv[0] && argv[0][0] ? argv[0] : "luajitprof";
   luarunner::g_before_call = release_program_clock;
   static Options options;  // atexit reads it after main returns
-  options = luaprof::parse_options(argc, argv, luaprof::Frontend{"luajitprof", "luajit", LUAJIT_VERSION, true});
+  luaprof::Frontend fe;
+  fe.program = "luajitprof";
+  fe.interpreter = "luajit";
+  fe.version = LUAJIT_VERSION;
+  fe.jit_options = true;
+  options = luaprof::parse_options(argc, argv, fe);
   g_run.options = &options;
   lua_State* L = luaL_newstate();
   if (L == nullptr) {
     luarunner::print_message("cannot create state: not enough memory");
-    return EXIT_FAILURE;
+    return cli::kToolFailed;
   }
-  std::atexit(finish_report);
+  std::atexit(finish_report_at_exit);
   MainArgs args{argc, argv};
   lua_pushcfunction(L, protected_main);
   lua_pushlightuserdata(L, &args);
@@ -120,5 +137,5 @@ int main(int argc, char** argv) {
   finish_report();
   g_run.sampler.reset();
   lua_close(L);
-  return (ok && status == 0 && !g_run.write_failed) ? EXIT_SUCCESS : EXIT_FAILURE;
+  return g_run.tool_failed ? cli::kToolFailed : (ok && status == 0) ? cli::kOk : cli::kScriptFailed;
 }

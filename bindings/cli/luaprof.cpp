@@ -17,6 +17,7 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include "exit_status.hpp"
 #include "lua_attach.hpp"
 #include "lua_runner.hpp"
 #include "lua_source_text.hpp"
@@ -41,7 +42,8 @@ struct Run {
   luaprof::RunProfiles profiles;
   std::vector<std::string> sources;  // per function id: the chunk's source name (annotate)
   bool reported = false;
-  bool write_failed = false;  // a report or file could not be written: the exit status says so
+  bool tool_failed = false;  // the profiler could not start, or a report or file could not be
+                             // made or written: the exit status says so
 };
 Run g_run;  // one run per process; atexit needs it (os.exit skips main's epilogue)
 
@@ -70,7 +72,17 @@ void finish_report() {
     }
   }
   std::fflush(stdout);
-  if (!luaprof::write_reports(o, luarunner::g_progname, g_run.profiles, annotate_source)) g_run.write_failed = true;
+  if (!luaprof::write_reports(o, luarunner::g_progname, g_run.profiles, annotate_source)) g_run.tool_failed = true;
+}
+
+// After the script's os.exit: the reports, and when they fail, the status that says so in
+// place of the script's.
+void finish_report_at_exit() {
+  finish_report();
+  if (g_run.tool_failed) {
+    std::fflush(nullptr);
+    std::_Exit(cli::kToolFailed);
+  }
 }
 
 // os.exit(code, true) closes the state before atexit runs: forget the sampler then (the
@@ -129,8 +141,10 @@ int protected_main(lua_State* L) {
     static_cast<scriptprof::RunSettings&>(settings) = a->options->run;
     settings.keep_chunk_text = a->options->keep_chunk_text;
     settings.hold_clock = true;  // released by docall: setting up is not the script's time
-    if (!g_run.sampler->start(L, settings, &error))
+    if (!g_run.sampler->start(L, settings, &error)) {
+      g_run.tool_failed = true;
       return luaL_error(L, "cannot start the profiler: %s", error.c_str());
+    }
     g_run.profiles = luaprof::run_profiles(g_run.sampler->engine(), has_script ? a->argv[script] : "(command line)");
   }
   if (!luarunner::run_lua_args(L, o)) {
@@ -154,16 +168,19 @@ int main(int argc, char** argv) {
   luarunner::g_progname = argc > 0 && argv[0] && argv[0][0] ? argv[0] : "luaprof";
   luarunner::g_before_call = release_program_clock;
   static Options options;  // atexit reads it after main returns
-  options = parse_options(argc, argv, luaprof::Frontend{"luaprof", "lua5.4", LUA_RELEASE, false, true, true});
+  luaprof::Frontend fe;  // luaprof, standing in for lua5.4
+  fe.version = LUA_RELEASE;
+  fe.other_lua = true;
+  options = parse_options(argc, argv, fe);
   if (!options.other_lua.empty()) return luaprof::exec_other_lua(options.other_lua, argc, argv, options.no_env);
   g_run.options = &options;
   lua_State* L = luaL_newstate();
   if (L == nullptr) {
     luarunner::print_message("cannot create state: not enough memory");
-    return EXIT_FAILURE;
+    return cli::kToolFailed;
   }
   g_run.L = L;
-  std::atexit(finish_report);  // os.exit() leaves through exit(): the report still comes out
+  std::atexit(finish_report_at_exit);  // os.exit() leaves through exit(): the report still comes out
   MainArgs args{argc, argv, &options};
   lua_pushcfunction(L, protected_main);
   lua_pushinteger(L, argc);  // as lua.c: argc, then argv
@@ -174,5 +191,5 @@ int main(int argc, char** argv) {
   finish_report();
   g_run.sampler = nullptr;
   lua_close(L);
-  return (ok && status == LUA_OK && !g_run.write_failed) ? EXIT_SUCCESS : EXIT_FAILURE;
+  return g_run.tool_failed ? cli::kToolFailed : (ok && status == LUA_OK) ? cli::kOk : cli::kScriptFailed;
 }

@@ -7,9 +7,21 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "exit_status.hpp"
+#include "scriptprof/atomic_file.hpp"
 #include "scriptprof/version.hpp"
 
 namespace luaprof {
+
+namespace {
+
+const Unsupported* unsupported(const Frontend& fe, const char* option) {
+  for (const Unsupported& u : fe.unsupported)
+    if (std::strcmp(u.option, option) == 0) return &u;
+  return nullptr;
+}
+
+}  // namespace
 
 void usage(FILE* out, const Frontend& fe) {
   if (!fe.lua_options) {
@@ -34,13 +46,14 @@ void usage(FILE* out, const Frontend& fe) {
   }
   // The run options, from the table every front end shares.
   for (const auto& spec : scriptprof::run_option_specs()) {
-    if (!spec.flag) continue;
+    if (!spec.flag || unsupported(fe, spec.name)) continue;
     std::string left = std::string(spec.flag) + (spec.arg ? std::string(" ") + spec.arg : "");
     if (left.size() < 18) std::fprintf(out, "  %-18s%s\n", left.c_str(), spec.help);
     else std::fprintf(out, "  %s\n  %-18s%s\n", left.c_str(), "", spec.help);
   }
+  std::fprintf(out, "                    (with %s, time is sampled only if --hz is given)\n",
+               unsupported(fe, "gc") ? "--alloc" : "--gc or --alloc");
   std::fprintf(out,
-      "                    (with --gc or --alloc, time is sampled only if --hz is given)\n"
       "  --annotate NAME   print NAME's source with the share of samples on each line (repeatable)\n"
       "  --hide NAME       fold NAME into its callers in the allegro styles (repeatable)\n"
       "  --hide-package P  fold functions whose file or name starts with P (repeatable)\n"
@@ -50,16 +63,20 @@ void usage(FILE* out, const Frontend& fe) {
       "  --slowest-frames N  the frames style lists the N slowest frames (default 5)\n"
       "  -o FILE           also write the profile to FILE in --format (guessed from .tree, .folded,\n"
       "                    .speedscope.json, .pb.gz, .html, .json (chrome), .sampler, .csv (lms));\n"
-      "                    with several profiles (--gc, --alloc) the others go beside it: FILE.gc.EXT,\n"
-      "                    FILE.space.EXT\n"
+      "%s"
       "  --format NAME     lispworks, folded, speedscope, chrome, pprof, html, sampler or lms\n"
       "%s"
       "  --help            this text\n"
       "  --version         the profiler's version\n"
       "  --                end of options\n",
+      unsupported(fe, "gc") ? "                    with --alloc too the space profile goes beside it: FILE.space.EXT\n"
+                            : "                    with several profiles (--gc, --alloc) the others go beside it: FILE.gc.EXT,\n"
+                              "                    FILE.space.EXT\n",
       fe.other_lua ? "  --lua PATH        run the script under the Lua interpreter PATH (lua5.1 to 5.5, luajit)\n"
                      "                    with the profiler module built for it\n"
                    : "");
+  std::fputs(cli::kStatusHelp, out);
+  if (fe.other_lua) std::fputs("  with --lua: 126 PATH cannot be run, 127 no such PATH\n", out);
 }
 
 namespace {
@@ -68,7 +85,13 @@ const Frontend* g_fe = nullptr;  // the program parsing (its name in messages)
 
 [[noreturn]] void bad_usage(const std::string& message) {
   std::fprintf(stderr, "%s: %s\nTry '%s --help' for the options.\n", g_fe->program, message.c_str(), g_fe->program);
-  std::exit(EXIT_FAILURE);
+  std::exit(cli::kUsage);
+}
+
+// A command line that parses, naming something that cannot serve: one line, nothing runs.
+[[noreturn]] void bad_input(const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", g_fe->program, message.c_str());
+  std::exit(cli::kUsage);
 }
 
 // Options come before the script; the script and everything after it are the script's, as for
@@ -161,6 +184,12 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
   bool time_asked = false, space_asked = false;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (!given[i] || given[i]->count() == 0) continue;
+    if (const Unsupported* u = unsupported(fe, specs[i].name)) bad_usage(std::string(specs[i].flag) + ": " + u->why);
+    // A flag's value is what its usage says (--hz N), never a Lua boolean: `--hz false` would
+    // turn time sampling off without a word (the Lua option's hz = false; here --gc or --alloc
+    // without --hz does it).
+    if (specs[i].arg && (values[i] == "true" || values[i] == "false"))
+      bad_usage(std::string(specs[i].flag) + " takes " + specs[i].arg + ", got " + values[i]);
     std::string error;
     bool ok = specs[i].arg ? scriptprof::parse_run_option(&o.run, specs[i].name, values[i], &error)
                            : scriptprof::set_run_option(&o.run, specs[i].name, scriptprof::OptionValue::of_bool(true), &error);
@@ -196,6 +225,21 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
   }
   // Timelines need the samples in time order.
   if (o.format == "chrome" || o.format == "lms") o.run.full_stacks = true;
+  // What the run will read and write, checked before it runs: a bad path must not cost the run.
+  if (o.script < argc) {
+    const std::string script = argv[o.script];
+    const bool from_stdin = script == "-" && std::strcmp(argv[o.script - 1], "--") != 0;
+    if (!from_stdin) {
+      FILE* f = std::fopen(script.c_str(), "r");
+      if (!f) bad_input("cannot open " + script + ": " + std::strerror(errno));
+      std::fclose(f);
+    }
+  }
+  for (const std::string* path : {&o.output, &o.report_file}) {
+    std::string error;
+    if (!path->empty() && !scriptprof::can_write_atomically(*path, &error))
+      bad_input((path == &o.output ? "-o: " : "--report: ") + error);
+  }
   return o;
 }
 

@@ -11,6 +11,13 @@
 
 namespace luaprof {
 
+// A run option the program's runtime cannot serve (RunOptionSpec::name), and why: left out of
+// --help, and refused with the reason when given.
+struct Unsupported {
+  const char* option;
+  const char* why;
+};
+
 // Which program parses: its name, the interpreter it stands in for, and what that one accepts.
 struct Frontend {
   const char* program = "luaprof";
@@ -21,6 +28,7 @@ struct Frontend {
   bool other_lua = false;    // --lua PATH: luaprof, and the module's profiler.luaprof (which
                              // runs in that interpreter and ignores it)
   const char* script = "script.lua";
+  std::vector<Unsupported> unsupported;
 };
 
 struct Options {
@@ -46,8 +54,9 @@ struct Options {
 
 // Prints the usage text.
 void usage(FILE* out, const Frontend& fe);
-// Parses argv; on a bad command line prints why and exits with status 1, on --help or
-// --version prints and exits with 0.
+// Parses argv and checks what it names: the script can be read, -o and --report can be
+// written. On a bad command line or input prints why and exits with cli::kUsage (nothing has
+// run), on --help or --version prints and exits with 0.
 Options parse_options(int argc, char** argv, const Frontend& fe);
 
 }  // namespace luaprof

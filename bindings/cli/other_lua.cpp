@@ -1,5 +1,7 @@
 #include "other_lua.hpp"
 
+#include "exit_status.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,7 +57,7 @@ int exec_other_lua(const std::string& interpreter, int argc, char** argv, bool n
   if (root.empty()) {
     std::fprintf(stderr, "%s: --lua %s: no folder of Lua modules beside luaprof (looked in %s)\n", argv[0],
                  interpreter.c_str(), looked.c_str());
-    return 1;
+    return cli::kUsage;
   }
   std::string args = "{[0] = " + lua_quoted(argv[0]);
   for (int i = 1; i < argc; ++i) args += ", " + lua_quoted(argv[i]);
@@ -67,14 +69,14 @@ int exec_other_lua(const std::string& interpreter, int argc, char** argv, bool n
       "local found = io.open(dir .. '/profiler.so')\n"
       "if not found then\n"
       "  io.stderr:write(" + prefix + ", 'no profiler module for ', _VERSION, ' in ', dir, '\\n')\n"
-      "  os.exit(1)\n"
+      "  os.exit(" + std::to_string(cli::kUsage) + ")\n"
       "end\n"
       "found:close()\n"
       "package.cpath = dir .. '/?.so;' .. package.cpath\n"
       "local ok, profiler = pcall(require, 'profiler')\n"
       "if not ok then\n"
       "  io.stderr:write(" + prefix + ", tostring(profiler), '\\n')\n"
-      "  os.exit(1)\n"
+      "  os.exit(" + std::to_string(cli::kUsage) + ")\n"
       "end\n"
       "os.exit(profiler.luaprof(" + args + "))\n";
   std::vector<char*> exec_argv{const_cast<char*>(interpreter.c_str())};
@@ -86,7 +88,7 @@ int exec_other_lua(const std::string& interpreter, int argc, char** argv, bool n
   execvp(interpreter.c_str(), exec_argv.data());
   const int error = errno;
   std::fprintf(stderr, "%s: --lua %s: cannot run it: %s\n", argv[0], interpreter.c_str(), std::strerror(error));
-  return error == ENOENT ? 127 : 126;
+  return error == ENOENT ? cli::kNotFound : cli::kCannotRun;
 }
 
 }  // namespace luaprof

@@ -4,12 +4,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "exit_status.hpp"
 #include "scriptprof/atomic_file.hpp"
 #include "scriptprof/profile_io.hpp"
 #include "scriptprof/version.hpp"
@@ -29,12 +33,12 @@ void usage(FILE* out) {
       "prints a report (default: flat) or writes it in another format (--to, else guessed from\n"
       "OUT's extension: .tree .folded .speedscope.json .pb.gz .html .json .sampler .csv).\n"
       "  readable formats: %s\n  formats: %s\n  report styles: %s\n"
-      "  --help, --version\n",
+      "  --help, --version\n%s",
       joined(scriptprof::readable_formats()).c_str(), joined(scriptprof::file_formats()).c_str(),
-      joined(scriptprof::report_styles()).c_str());
+      joined(scriptprof::report_styles()).c_str(), cli::kToolStatusHelp);
 }
 
-[[noreturn]] void fail(const std::string& message, int status = EXIT_FAILURE) {
+[[noreturn]] void fail(const std::string& message, int status = cli::kUsage) {
   std::fprintf(stderr, "profconv: %s\n", message.c_str());
   std::exit(status);
 }
@@ -72,8 +76,19 @@ int main(int argc, char** argv) try {
   if (to.empty() && report.empty() && !out.empty()) to = scriptprof::format_for_path(out);
   if (out.empty() && scriptprof::is_binary_format(to) && isatty(STDOUT_FILENO))
     fail("'" + to + "' is binary: name a file with -o, or redirect the output");
-  scriptprof::Profile profile;
   std::string error, text;
+  // Names and the output checked before the input is read: one line, nothing done.
+  if (!to.empty()) {
+    const auto& known = scriptprof::file_formats();
+    if (std::find(known.begin(), known.end(), to) == known.end()) {
+      scriptprof::render_format(scriptprof::Profile{}, to, &text, &error);  // says which there are
+      fail("--to: " + error);
+    }
+  } else if (!scriptprof::render_report(scriptprof::Profile{}, report.empty() ? "flat" : report, &text, &error)) {
+    fail("--report: " + error);
+  }
+  if (!out.empty() && !scriptprof::can_write_atomically(out, &error)) fail("-o: " + error);
+  scriptprof::Profile profile;
   std::vector<std::string> warnings;
   if (!scriptprof::read_profile_file(in, from, &profile, &error, &warnings)) fail(error);
   for (const auto& w : warnings) std::fprintf(stderr, "profconv: warning: %s\n", w.c_str());
@@ -82,11 +97,12 @@ int main(int argc, char** argv) try {
   if (!ok) fail(error);
   if (out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
-    return std::fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    if (std::fflush(stdout) != 0) fail(std::string("cannot write the output: ") + std::strerror(errno), cli::kToolFailed);
+    return cli::kOk;
   }
-  if (!scriptprof::write_file_atomically(out, text, &error)) fail(error);
-  return EXIT_SUCCESS;
+  if (!scriptprof::write_file_atomically(out, text, &error)) fail(error, cli::kToolFailed);
+  return cli::kOk;
 } catch (const std::bad_alloc&) {
   // A profile too large for this machine's memory is a failed run with a reason, never an abort.
-  fail("out of memory: the profile is too large to process here");
+  fail("out of memory: the profile is too large to process here", cli::kToolFailed);
 }

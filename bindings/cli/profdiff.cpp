@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "exit_status.hpp"
 #include "scriptprof/atomic_file.hpp"
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/profile_diff.hpp"
@@ -19,9 +20,9 @@
 
 namespace {
 
-[[noreturn]] void fail(const std::string& message) {
+[[noreturn]] void fail(const std::string& message, int status = cli::kUsage) {
   std::fprintf(stderr, "profdiff: %s\n", message.c_str());
-  std::exit(EXIT_FAILURE);
+  std::exit(status);
 }
 
 scriptprof::Profile read(const std::string& path, const std::string& format) {
@@ -50,10 +51,18 @@ int main(int argc, char** argv) try {
                                  "(one HTML file: red grew, blue shrank; both runs' times on hover)");
   app.add_option("--folded", folded, "also write \"stack base new\" lines: a differential flame graph's input "
                                      "(flamegraph.pl; --negate for the other view)");
+  app.footer(cli::kToolStatusHelp);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    fail(std::string(e.what()) + "\nTry 'profdiff --help'.");
+  }
+  // The outputs checked before the inputs are read: one line, nothing done.
+  for (const std::string* path : {&html, &folded}) {
+    std::string error;
+    if (!path->empty() && !scriptprof::can_write_atomically(*path, &error))
+      fail((path == &html ? "--html: " : "--folded: ") + error);
   }
   scriptprof::Profile base = read(base_path, from), now = read(new_path, from);
   if (base.clock != now.clock)
@@ -62,11 +71,12 @@ int main(int argc, char** argv) try {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::string error;
   if (!html.empty() && !scriptprof::write_file_atomically(html, scriptprof::write_html_flame_graph(now, &base), &error))
-    fail(error);
+    fail(error, cli::kToolFailed);
   if (!folded.empty() && !scriptprof::write_file_atomically(folded, scriptprof::diff_folded(base, now), &error))
-    fail(error);
-  return std::fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    fail(error, cli::kToolFailed);
+  if (std::fflush(stdout) != 0) fail("cannot write the output", cli::kToolFailed);
+  return cli::kOk;
 } catch (const std::bad_alloc&) {
   // A profile too large for this machine's memory is a failed run with a reason, never an abort.
-  fail("out of memory: the profile is too large to process here");
+  fail("out of memory: the profile is too large to process here", cli::kToolFailed);
 }

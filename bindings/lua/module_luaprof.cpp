@@ -14,6 +14,7 @@ extern "C" {
 #endif
 }
 
+#include "exit_status.hpp"
 #include "lua_runner.hpp"
 #include "lua_source_text.hpp"
 #include "luaprof_options.hpp"
@@ -34,7 +35,7 @@ struct CommandRun {
   luaprof::RunProfiles profiles;
   std::vector<std::string> sources;  // per function id: the chunk's source (annotate)
   bool running = false;
-  bool write_failed = false;
+  bool tool_failed = false;
 };
 CommandRun g_command;
 
@@ -59,16 +60,21 @@ void finish_command() {
   }
   std::fflush(stdout);
   if (!luaprof::write_reports(o, luarunner::g_progname, g_command.profiles, annotate_source))
-    g_command.write_failed = true;
+    g_command.tool_failed = true;
 }
 
 void release_program_clock() {
   if (g_command.running) g_command.sampler->engine().release_clock();
 }
 
-// The script's os.exit: the reports first (the real os.exit is upvalue 1).
+// The script's os.exit: the reports first (the real os.exit is upvalue 1), and when they fail,
+// the status that says so in place of the script's.
 int exit_after_reports(lua_State* L) {
   finish_command();
+  if (g_command.tool_failed) {
+    lua_settop(L, 0);
+    lua_pushinteger(L, cli::kToolFailed);
+  }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
@@ -107,7 +113,7 @@ int l_luaprof(lua_State* L) {
   ModuleSampler* sampler = attach_sampler(L);
   if (g_command.running || sampler->engine().active())
     luaL_error(L, "profiler.luaprof: the profiler is already active (call profiler.stop() first)");
-  const char* failure = nullptr;
+  bool start_failed = false;
   int script = 0;
   {
     g_command = CommandRun{};
@@ -124,10 +130,15 @@ int l_luaprof(lua_State* L) {
     luarunner::g_runner_levels = 0;
     while (lua_getstack(L, luarunner::g_runner_levels, &level)) ++luarunner::g_runner_levels;
     // A bad command line ends the process as luaprof's does (status 1, the usage error).
+    luaprof::Frontend frontend;  // luaprof's, run by the interpreter that loaded the module
+    frontend.other_lua = true;
 #ifdef SCRIPTPROF_LUAJIT
-    const luaprof::Frontend frontend{"luaprof", "luajit", LUAJIT_VERSION, true, true, true};
+    frontend.interpreter = "luajit";
+    frontend.version = LUAJIT_VERSION;
+    frontend.jit_options = true;
 #else
-    const luaprof::Frontend frontend{"luaprof", "lua", LUA_RELEASE, false, true, true};
+    frontend.interpreter = "lua";
+    frontend.version = LUA_RELEASE;
 #endif
     g_command.options = luaprof::parse_options(n + 1, g_command.argv.data(), frontend);
     const luaprof::Options& o = g_command.options;
@@ -139,14 +150,18 @@ int l_luaprof(lua_State* L) {
     settings.hold_clock = true;  // released by docall: setting up is not the script's time
     std::string error;
     if (!sampler->start(L, settings, &error)) {
-      failure = lua_pushfstring(L, "cannot start the profiler: %s", error.c_str());
+      luarunner::print_message(("cannot start the profiler: " + error).c_str());
+      start_failed = true;
     } else {
       g_command.sampler = sampler;
       g_command.running = true;
       g_command.profiles = luaprof::run_profiles(sampler->engine(), has_script ? g_command.argv[script] : "(command line)");
     }
   }
-  if (failure) return lua_error(L);
+  if (start_failed) {
+    lua_pushinteger(L, cli::kToolFailed);
+    return 1;
+  }
   luarunner::set_arg_table(L, n + 1, g_command.argv.data(), script);
   wrap_os_exit(L, false);
   int status = 0;
@@ -157,7 +172,7 @@ int l_luaprof(lua_State* L) {
   }
   finish_command();
   wrap_os_exit(L, true);
-  lua_pushinteger(L, status == 0 && !g_command.write_failed ? EXIT_SUCCESS : EXIT_FAILURE);
+  lua_pushinteger(L, g_command.tool_failed ? cli::kToolFailed : status == 0 ? cli::kOk : cli::kScriptFailed);
   return 1;
 }
 

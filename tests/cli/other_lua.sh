@@ -66,14 +66,14 @@ if ((ran > 0)); then
   lua=$(for l in "${interpreters[@]}"; do command -v "$l" >/dev/null && { echo "$l"; break; }; done)
   "$luaprof" --lua "$lua" --hz 0 "$work/script.lua" >/dev/null 2>"$work/err"
   status=$?
-  ((status == 1)) && grep -q -- '--hz' "$work/err" && echo "PASS bad --hz refused first" || fail "--hz 0: status $status: $(cat "$work/err")"
+  ((status == 125)) && grep -q -- "--hz" "$work/err" && echo "PASS bad --hz refused first" || fail "--hz 0: status $status: $(cat "$work/err")"
   "$luaprof" --lua "$work/no-such-lua" "$work/script.lua" >/dev/null 2>"$work/err"
   status=$?
   ((status == 127)) && grep -q 'cannot run it' "$work/err" && echo "PASS missing interpreter: 127" || fail "missing interpreter: status $status: $(cat "$work/err")"
   mkdir -p "$work/alone/bin" && cp "$luaprof" "$work/alone/bin/"
   "$work/alone/bin/luaprof" --lua "$lua" "$work/script.lua" >/dev/null 2>"$work/err"
   status=$?
-  ((status == 1)) && grep -q 'no folder of Lua modules' "$work/err" && echo "PASS no modules beside luaprof" || fail "no modules: status $status: $(cat "$work/err")"
+  ((status == 125)) && grep -q "no folder of Lua modules" "$work/err" && echo "PASS no modules beside luaprof" || fail "no modules: status $status: $(cat "$work/err")"
 fi
 ((ran > 0)) || { echo "no Lua interpreter found"; exit 77; }
 exit $failed

@@ -91,7 +91,7 @@ H.check(status == 0 and (read(dir .. "/cli.folded") or ""):find("hot %(.-%) %d+\
 out, status = H.run(string.format("%s %s/cli.folded --report tree", profconv, dir))
 H.check(status == 0 and out:find("hot (", 1, true), "profconv reads folded (guessed):\n%s", out)
 out, status = H.run(string.format("%s %s", profconv, bad))
-H.check(status == 1 and out:find("profconv: " .. bad .. ": line 3:", 1, true), "profconv on a bad file: %s", out)
+H.check(status == 125 and out:find("profconv: " .. bad .. ": line 3:", 1, true), "profconv on a bad file: %s", out)
 -- profconv names the output format by -o's extension, as luaprof does.
 for _, case in ipairs({{"conv.speedscope.json", '"$schema"'}, {"conv.folded", "# scriptprof "},
                        {"conv.pb.gz", "\x1f\x8b\x08"}, {"conv.sampler", "@supersamplerV1.0"}}) do
@@ -102,7 +102,7 @@ end
 out, status = H.run(string.format("%s %s/cli.tree -o %s/conv.txt", profconv, dir, dir))
 H.check(status == 0 and (read(dir .. "/conv.txt") or ""):find("hot %("), "profconv -o x.txt writes the flat report")
 out, status = H.run(string.format("%s --hz 100 -o %s/x.unknown %s", H.luaprof, dir, script))
-H.check(status == 1 and out:find("name the format with --format", 1, true), "luaprof -o without a format: %s", out)
+H.check(status == 125 and out:find("name the format with --format", 1, true), "luaprof -o without a format: %s", out)
 
 -- The interchange formats from the command line; a Chrome trace turns full stacks on by itself.
 for _, case in ipairs({{"cli.speedscope.json", '"$schema":"https://www.speedscope.app/file-format-schema.json"'},

@@ -36,8 +36,9 @@ local function same_as_lua(name, script, args, env, no_report)
 end
 
 -- lua5.4's own options before the script (-e, -l, -l g=mod, -W, -E, -, --) mean the same
--- under luaprof, run in order under the profiler, with the same output and exit status.
-local function same_options(name, opts, env, no_report)
+-- under luaprof, run in order under the profiler, with the same output and exit status; a bad
+-- one (`usage`) is a usage error, status 125 as for every tool of ours (lua5.4 gives 1).
+local function same_options(name, opts, env, no_report, usage)
   local o1, e1, c1 = run(string.format("%s %s", H.lua, opts), env)
   local o2, e2, c2 = run(string.format("%s --hz 1000 %s", H.luaprof, opts), env)
   e1, e2 = unprefixed(e1, H.lua), unprefixed(e2, H.luaprof)
@@ -46,7 +47,11 @@ local function same_options(name, opts, env, no_report)
   local script_out = cut and o2:sub(1, cut - 1) or o2
   H.check(script_out == o1, "%s: stdout differs\n--- lua5.4\n%s--- luaprof\n%s", name, o1, script_out)
   if not no_report then H.check(e2 == e1, "%s: stderr differs\n--- lua5.4\n%s--- luaprof\n%s", name, e1, e2) end
-  H.check(c2 == c1, "%s: exit status %s, lua5.4 gave %s", name, c2, c1)
+  if usage then
+    H.check(c1 == 1 and c2 == 125, "%s: exit status %s (expected 125), lua5.4 gave %s", name, c2, c1)
+  else
+    H.check(c2 == c1, "%s: exit status %s, lua5.4 gave %s", name, c2, c1)
+  end
   return o2
 end
 local opts_script = dir .. "/opts.lua"
@@ -63,8 +68,8 @@ same_options("-W", "-W -e 'warn(\"hi\")'")
 same_options("-E", "-E -e 'print(INIT_RAN)'", "LUA_INIT='INIT_RAN = 42'")
 same_options("- (stdin)", "- a b < " .. stdin_script)
 same_options("--", "-- " .. opts_script .. " x")
-same_options("-e needs argument", "-e", nil, true)
-same_options("unknown option", "-x " .. opts_script, nil, true)
+same_options("-e needs argument", "-e", nil, true, true)
+same_options("unknown option", "-x " .. opts_script, nil, true, true)
 
 same_as_lua("args", [[
 print(#arg, arg[0] ~= nil, arg[1], arg[2], arg[3], select("#", ...), ...)
@@ -144,8 +149,9 @@ if not sanitized then
   H.check(total >= 300 and alone <= 0.04 * total, "short runs: %d of %d samples on the chunk alone", alone, total)
 end
 
--- Bad command lines: a clear message and status 1, before any script runs.
+-- Bad command lines: a clear message and status 125, before any script runs.
 for _, bad in ipairs({{"--hz 0 x.lua", "--hz must be a number in (0, 100000], got 0"},
+                      {"--hz false x.lua", "--hz takes N, got false"},
                       {"--hz fast x.lua", "--hz must be a number in (0, 100000] or false, got \"fast\""},
                       {"--clock gpu x.lua", "--clock must be \"cpu\" or \"wall\", got \"gpu\""},
                       {"--max-samples -1 x.lua", "--max-samples must be an integer >= 0 (0: no bound), got -1"},
@@ -153,23 +159,37 @@ for _, bad in ipairs({{"--hz 0 x.lua", "--hz must be a number in (0, 100000], go
                       {"", "no script given"},
                       {"--hz", "--hz: 1 required TEXT missing"}}) do
   local o, e, c = run(H.luaprof .. " " .. bad[1])
-  H.check(c == 1 and e == "luaprof: " .. bad[2] .. "\nTry 'luaprof --help' for the options.\n",
+  H.check(c == 125 and e == "luaprof: " .. bad[2] .. "\nTry 'luaprof --help' for the options.\n",
           "luaprof %s: status %s, stderr %s", bad[1], c, e)
 end
 local o, _, c = run(H.luaprof .. " --help")
 H.check(c == 0 and o:find("usage: luaprof", 1, true), "--help prints the usage")
-local _, e, c2 = run(H.luaprof .. " " .. dir .. "/missing.lua")
-H.check(c2 == 1 and unprefixed(e, H.luaprof):find("^PROGRAM: cannot open " .. dir .. "/missing.lua") ~= nil,
-        "a missing script: %s", e)
+-- A missing script: one line, status 125, and no report (nothing ran).
+local o1, e, c2 = run(H.luaprof .. " " .. dir .. "/missing.lua")
+H.check(c2 == 125 and o1 == "" and e == "luaprof: cannot open " .. dir .. "/missing.lua: No such file or directory\n",
+        "a missing script: status %s, stdout %q, stderr %s", c2, o1, e)
 
--- --annotate with a name nothing has: an error naming what it may have meant; a write that
--- fails: an error naming the path. Both after the report, with a failing status.
+-- --annotate with a name nothing has: an error naming what it may have meant, after the report,
+-- status 124. An unwritable --report or -o: one line naming it, status 125, before the script
+-- runs (it would have made a file).
 write(dir .. "/typo.lua", "local function heavy() local x = 0 for i = 1, 3e6 do x = x + i end return x end heavy()\n")
 local o2, e2, c3 = run(H.luaprof .. " --hz 1000 --annotate hevy " .. dir .. "/typo.lua")
-H.check(c3 == 1 and o2:find(report_start, 1, true) and e2:find("--annotate hevy: no sampled function has that name; close: heavy", 1, true),
+H.check(c3 == 124 and o2:find(report_start, 1, true) and e2:find("--annotate hevy: no sampled function has that name; close: heavy", 1, true),
         "--annotate with a typo: status %s, stderr %s", c3, e2)
-local _, e3, c4 = run(H.luaprof .. " --report " .. dir .. "/no/such/dir/report.txt " .. dir .. "/typo.lua")
-H.check(c4 == 1 and e3:find(dir .. "/no/such/dir/report.txt", 1, true), "an unwritable --report: status %s, stderr %s", c4, e3)
+write(dir .. "/marks.lua", "io.open(arg[1], 'w'):close()\n")
+for _, flag in ipairs({"--report", "-o"}) do
+  local _, e3, c4 = run(string.format("%s %s %s/no/such/dir/out.folded %s/marks.lua %s/ran", H.luaprof, flag, dir, dir, dir))
+  local ran = io.open(dir .. "/ran")
+  if ran then ran:close() os.remove(dir .. "/ran") end
+  H.check(c4 == 125 and not ran and e3 == "luaprof: " .. flag .. ": cannot write '" .. dir .. "/no/such/dir/out.folded': No such file or directory\n",
+          "an unwritable %s: status %s, the script %s, stderr %s", flag, c4, ran and "ran" or "did not run", e3)
+end
+-- A write that fails after the run (the script removed the folder): the report says why, status
+-- 124 in place of the script's 0.
+os.execute("mkdir -p " .. dir .. "/gone")
+write(dir .. "/removes.lua", "os.remove(arg[1])\n")
+local _, e5, c5 = run(string.format("%s -o %s/gone/out.folded %s/removes.lua %s/gone", H.luaprof, dir, dir, dir))
+H.check(c5 == 124 and e5:find(dir .. "/gone/out.folded", 1, true), "a write that fails after the run: status %s, stderr %s", c5, e5)
 
 os.execute("rm -rf " .. dir)
 H.done()
