@@ -114,5 +114,40 @@ end
 local ok2, e2 = pcall(profiler.write, dir .. "/x.json", "chrome")
 H.check(not ok2 and e2:find("full stacks", 1, true), "chrome without full stacks: %s", tostring(e2))
 
+-- The timeline survives a file that keeps samples in time order (speedscope, Sampler, written
+-- from a run with full stacks): converted to a Chrome trace or lms CSV, it gives the stacks of
+-- the trace written from the run itself, in the same order (those files keep no gaps between
+-- samples, so the trace's pauses are not compared). A file that keeps none says what would.
+profiler.statprof(function() for _ = 1, 40 do branch(1e5) leaf(5e4) end end, {hz = 2000, full_stacks = true, display = false})
+local function events(path)  -- the trace's stacks in time order, each where it is deepest
+  local text, stack, list, opened = read(path) or "", {}, {}, false
+  for name, ph in text:gmatch('"name":"([^"]*)","ph":"([BE])"') do
+    if ph == "B" then
+      stack[#stack + 1] = name
+    else
+      local here = table.concat(stack, ";")
+      if opened and list[#list] ~= here then list[#list + 1] = here end
+      stack[#stack] = nil
+    end
+    opened = ph == "B"
+  end
+  return list
+end
+profiler.write(dir .. "/timeline.json", "chrome")
+local direct = events(dir .. "/timeline.json")
+for _, from in ipairs({"timeline.speedscope.json", "timeline.sampler"}) do
+  profiler.write(dir .. "/" .. from, from:match("speedscope") and "speedscope" or "sampler")
+  out, status = H.run(string.format("%s %s/%s --to chrome -o %s/from.json", profconv, dir, from, dir))
+  local converted = events(dir .. "/from.json")
+  local same = #direct > 4 and #converted == #direct
+  for i = 1, #direct do same = same and converted[i] == direct[i] end
+  H.check(status == 0 and same, "%s -> chrome: %d stacks (%d from the run): %s", from, #converted, #direct, out)
+  out, status = H.run(string.format("%s %s/%s --to lms -o %s/from.csv", profconv, dir, from, dir))
+  H.check(status == 0 and (read(dir .. "/from.csv") or ""):find("leaf", 1, true), "%s -> lms: %s", from, out)
+end
+out, status = H.run(string.format("%s %s/cli.tree --to chrome -o %s/none.json", profconv, dir, dir))
+H.check(status == 125 and out:find("convert the speedscope or Sampler file of such a run", 1, true),
+        "a tree to chrome says what input would do: %s", out)
+
 os.execute("rm -rf " .. dir)
 H.done()

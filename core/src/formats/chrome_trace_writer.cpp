@@ -2,6 +2,7 @@
 
 #include "scriptprof/interchange_formats.hpp"
 #include "json_text.hpp"
+#include "time_scale.hpp"
 #include "scriptprof/timeline.hpp"
 
 namespace scriptprof {
@@ -11,7 +12,7 @@ namespace scriptprof {
 // Keys come in the order a JSON object of the same event would print (sorted).
 bool write_chrome_trace(const Profile& p, std::string* out, std::string* error) {
   if (!p.keep_samples) {
-    if (error) *error = "a Chrome trace needs the samples in time order: profile with full stacks (full_stacks=true, --full-stacks)";
+    if (error) *error = no_timeline_message("a Chrome trace needs");
     return false;
   }
   const int pid = 1;

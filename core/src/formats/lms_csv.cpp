@@ -7,6 +7,7 @@
 #include "scriptprof/timeline.hpp"
 
 #include "text_util.hpp"
+#include "time_scale.hpp"
 
 namespace scriptprof {
 
@@ -43,7 +44,7 @@ bool parse_lms_line(std::string_view line, LmsLine* out, std::string* what) {
 
 bool write_lms_csv(const Profile& p, std::string* out, std::string* error) {
   if (!p.keep_samples) {
-    if (error) *error = "lms CSV needs the samples in time order: profile with full stacks (full_stacks=true, --full-stacks)";
+    if (error) *error = no_timeline_message("lms CSV needs");
     return false;
   }
   std::vector<std::uint32_t> threads = sampled_threads(p);

@@ -92,7 +92,7 @@ bool write_sampler(const Profile& p, std::string* result, std::string* error, co
   }
   if (o.time_scale) {
     // Below every function id and above every thread id, so no sample can name it.
-    symbol_entry(out, kTimeScaleId, time_scale_text(p), "scriptprof");
+    symbol_entry(out, kTimeScaleId, time_scale_text(p, p.keep_samples), "scriptprof");
   }
   for (const auto& [f, id] : sym) {
     const FunctionInfo& info = p.functions.info(f);
@@ -184,6 +184,14 @@ bool read_sampler(std::string_view b, Profile* out, std::string* error, std::vec
     else
       symbols[id] = {sym, lib1};
   }
+  // A Sampler file is a line per tick: in the order they came when it is not ours, or ours says
+  // so. The profile then keeps them, one tick's measured time apart (as the timeline lays them
+  // out: a period apart, they would drift into gaps), for the formats that need a timeline.
+  out->keep_samples = !scale.found || scale.time_order;
+  const double tick_ns = scale.found && scale.samples > 0 && scale.total_seconds > 0
+                             ? scale.total_seconds * 1e9 / static_cast<double>(scale.samples)
+                         : scale.found && scale.period_ns ? static_cast<double>(scale.period_ns)
+                                                          : 10e6;
   std::map<std::uint32_t, FunctionId> ids;
   std::vector<FunctionId> frames;
   while (!expect("@end\n")) {
@@ -197,6 +205,7 @@ bool read_sampler(std::string_view b, Profile* out, std::string* error, std::vec
     }
     pos += 5;
     out->add_thread(thread, "");
+    std::uint64_t tick = 0;
     while (pos < b.size() && b[pos] == '\t') {
       ++pos;
       std::uint32_t k1 = 0, k0 = 0, k1b = 0, n = 0;
@@ -219,7 +228,8 @@ bool read_sampler(std::string_view b, Profile* out, std::string* error, std::vec
         frames[n - 1 - i] = it->second;  // the file is leaf first
       }
       if (!expect("\n")) return fail("a sample must end with LF");
-      out->add_sample(thread, 0, 1, frames.data(), frames.size());
+      out->add_sample(thread, static_cast<std::uint64_t>(static_cast<double>(tick++) * tick_ns), 1, frames.data(),
+                      frames.size());
     }
   }
   if (std::string guess = apply_time_scale(scale, out, 10'000'000); !guess.empty() && warnings)

@@ -98,6 +98,7 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
       std::uint32_t thread;
       std::size_t first, n;  // its frames in `stacks`
       double ns;
+      double start_ns;  // when it began, from its profile's start
     };
     std::vector<Raw> raw;
     std::vector<FunctionId> stacks;
@@ -124,6 +125,7 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
         const Value& weights = required(prof, "weights", where);
         if (!samples.IsArray() || !weights.IsArray() || samples.Size() != weights.Size())
           throw Fail{where + ": samples and weights must be arrays of the same length"};
+        double start = 0;  // a sampled profile's samples follow each other
         for (rapidjson::SizeType si = 0; si < samples.Size(); ++si) {
           if (!weights[si].IsNumber() || weights[si].GetDouble() < 0)
             throw Fail{where + ".weights[" + std::to_string(si) + "] must be a non-negative number"};
@@ -134,11 +136,13 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
             stacks.push_back(f.IsUint64() && f.GetUint64() < ids.size()
                                  ? ids[static_cast<std::size_t>(f.GetUint64())]
                                  : frame_id(f, where + ".samples[" + std::to_string(si) + "]"));
-          raw.push_back({thread, first, stacks.size() - first, weights[si].GetDouble() * scale});
+          raw.push_back({thread, first, stacks.size() - first, weights[si].GetDouble() * scale, start});
+          start += weights[si].GetDouble() * scale;
         }
       } else if (type == "evented") {
         std::vector<FunctionId> stack;
-        double last = number_or(prof, "startValue", 0.0);
+        const double begin = number_or(prof, "startValue", 0.0);
+        double last = begin;
         const Value& events = required(prof, "events", where);
         if (!events.IsArray()) throw Fail{where + ": events must be an array"};
         for (rapidjson::SizeType ei = 0; ei < events.Size(); ++ei) {
@@ -149,7 +153,7 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
           const double at = at_value->GetDouble();
           if (at < last) throw Fail{w + ": \"at\" goes back in time"};
           if (at > last && !stack.empty()) {
-            raw.push_back({thread, stacks.size(), stack.size(), (at - last) * scale});
+            raw.push_back({thread, stacks.size(), stack.size(), (at - last) * scale, (last - begin) * scale});
             stacks.insert(stacks.end(), stack.begin(), stack.end());
           }
           last = at;
@@ -180,6 +184,11 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
     TimeScale scale;
     if (const Value* line = member(file, "scriptprof"); line && line->IsString())
       scale = parse_time_scale(std::string(line->GetString(), line->GetStringLength()));
+    // A time profile's samples are in the order they came (speedscope's own "time order" view),
+    // unless the file is ours from a run without full stacks, which lists them by call path:
+    // kept, they are the timeline the chrome and lms formats need.
+    out->keep_samples = !bytes && (!scale.found || scale.time_order);
+    auto at = [](const Raw& r) { return static_cast<std::uint64_t>(std::llround(r.start_ns)); };
     if (bytes) {
       // Bytes are sample weights as they stand; the time line, when there, gives the mean
       // bytes between samples (its period) and the run's time.
@@ -197,7 +206,7 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
       double per_sample_ns = scale.total_seconds * 1e9 / static_cast<double>(scale.samples);
       for (const Raw& r : raw) {
         auto w = static_cast<std::uint64_t>(std::llround(r.ns / per_sample_ns));
-        if (w > 0) out->add_sample(r.thread, 0, w, stacks.data() + r.first, r.n);
+        if (w > 0) out->add_sample(r.thread, at(r), w, stacks.data() + r.first, r.n);
       }
       apply_time_scale(scale, out, scale.period_ns);
     } else {
@@ -211,7 +220,7 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
         auto w = static_cast<std::uint64_t>(std::llround(r.ns)) / period;
         if (w == 0) continue;
         total_ns += static_cast<double>(w * period);
-        out->add_sample(r.thread, 0, w, stacks.data() + r.first, r.n);
+        out->add_sample(r.thread, at(r), w, stacks.data() + r.first, r.n);
       }
       out->total_seconds = total_ns / 1e9;
     }

@@ -100,7 +100,7 @@ std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
                          {"name", name},
                          {"activeProfileIndex", 0},
                          {"exporter", "scriptprof 0.1.0"},
-                         {"scriptprof", time_scale_text(p)},  // the reader's time per sample
+                         {"scriptprof", time_scale_text(p, p.keep_samples)},  // the reader's time per sample
                          {"shared", {{"frames", std::move(frames)}}},
                          {"profiles", std::move(profiles)}};
   return json_dump(file) + "\n";
@@ -112,7 +112,7 @@ namespace scriptprof {
 
 bool write_speedscope_evented(const Profile& p, std::string* out, std::string* error) {
   if (!p.keep_samples) {
-    if (error) *error = "evented speedscope needs the samples in time order: profile with full stacks";
+    if (error) *error = no_timeline_message("evented speedscope needs");
     return false;
   }
   nlohmann::json frames = nlohmann::json::array();
@@ -134,7 +134,7 @@ bool write_speedscope_evented(const Profile& p, std::string* out, std::string* e
                          {"version", "0.0.1"},
                          {"name", name},
                          {"exporter", "scriptprof 0.1.0"},
-                         {"scriptprof", time_scale_text(p)},
+                         {"scriptprof", time_scale_text(p, true)},
                          {"shared", {{"frames", std::move(frames)}}},
                          {"profiles", std::move(profiles)}};
   *out = json_dump(file) + "\n";

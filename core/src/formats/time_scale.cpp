@@ -28,11 +28,17 @@ bool parse_seconds(const std::string& s, double* out) {
 
 }  // namespace
 
-std::string time_scale_text(const Profile& p) {
+std::string time_scale_text(const Profile& p, bool in_time_order) {
   const char* clock = p.clock == ClockKind::Cpu ? "cpu" : p.clock == ClockKind::Wall ? "wall" : "alloc";
   return "scriptprof period_ns=" + std::to_string(p.period_ns) + " samples=" + std::to_string(p.sample_weight()) +
          " total_seconds=" + shortest(p.total_seconds) + " gc_seconds=" + shortest(p.gc_seconds) +
-         " clock=" + clock;
+         " clock=" + clock + (in_time_order ? " order=time" : "");
+}
+
+std::string no_timeline_message(const char* needs) {
+  return std::string(needs) +
+         " the samples in time order: profile with full stacks (--full-stacks, full_stacks=true), or convert the "
+         "speedscope or Sampler file of such a run (LispWorks trees, folded files and pprof keep no time order)";
 }
 
 TimeScale parse_time_scale(std::string_view s) {
@@ -55,6 +61,7 @@ TimeScale parse_time_scale(std::string_view s) {
     else if (key == "samples" && parse_u64(value, &v)) t.samples = v;
     else if (key == "total_seconds") parse_seconds(value, &t.total_seconds);
     else if (key == "gc_seconds") parse_seconds(value, &t.gc_seconds);
+    else if (key == "order") t.time_order = value == "time";
     else if (key == "clock")
       t.clock = value == "cpu" ? static_cast<int>(ClockKind::Cpu)
               : value == "wall" ? static_cast<int>(ClockKind::Wall)

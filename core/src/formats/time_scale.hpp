@@ -11,8 +11,14 @@ namespace scriptprof {
 
 class Profile;
 
-// "scriptprof period_ns=1000000 samples=330 total_seconds=0.336 gc_seconds=0 clock=cpu".
-std::string time_scale_text(const Profile& p);
+// "scriptprof period_ns=1000000 samples=330 total_seconds=0.336 gc_seconds=0 clock=cpu", and
+// " order=time" from a writer whose file holds the samples in the order they came (a run with
+// full stacks, as a speedscope or Sampler file): its reader then gives the profile its timeline
+// back, for the formats that need one (chrome, lms).
+std::string time_scale_text(const Profile& p, bool in_time_order = false);
+// The message of a writer that needs the timeline (`needs`: "a Chrome trace needs") for a
+// profile without one: what profile, or what file, would serve.
+std::string no_timeline_message(const char* needs);
 
 // What a time_scale_text line said; `found` is false when `text` is not one.
 struct TimeScale {
@@ -22,6 +28,7 @@ struct TimeScale {
   double total_seconds = -1;       // < 0: not given
   double gc_seconds = -1;
   int clock = -1;                  // a ClockKind, or -1
+  bool time_order = false;         // order=time: the file's samples are in the order they came
 };
 TimeScale parse_time_scale(std::string_view text);
 
