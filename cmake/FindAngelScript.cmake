@@ -18,8 +18,10 @@ if(AngelScript_FOUND AND NOT TARGET AngelScript::angelscript)
     INTERFACE_INCLUDE_DIRECTORIES "${AngelScript_INCLUDE_DIR}"
     INTERFACE_LINK_LIBRARIES Threads::Threads)
   # Debian builds AngelScript and its add-ons in namespace AngelScript: every user must then
-  # compile with AS_USE_NAMESPACE, or the add-ons' C++ symbols do not link.
-  if(AngelScript_ADDON_LIBRARY AND AngelScript_ADDON_INCLUDE_DIR)
+  # compile with AS_USE_NAMESPACE, or the add-ons' C++ symbols do not link. Only a C++ project
+  # compiles against them: a C host (scriptprof's C API) only links the library.
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(AngelScript_ADDON_LIBRARY AND AngelScript_ADDON_INCLUDE_DIR AND "CXX" IN_LIST languages)
     include(CheckCXXSourceCompiles)
     set(CMAKE_REQUIRED_INCLUDES ${AngelScript_INCLUDE_DIR} ${AngelScript_ADDON_INCLUDE_DIR})
     set(CMAKE_REQUIRED_LIBRARIES ${AngelScript_ADDON_LIBRARY} ${AngelScript_LIBRARY} Threads::Threads)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs tests/host (a C and a C++ host) three ways against the scriptprof build in $1
 # (sources in $2):
-# the installed CMake package, the installed pkg-config file, and add_subdirectory.
+# the installed CMake package (also from a C-only project), the installed pkg-config file, and
+# add_subdirectory.
 set -euo pipefail
 build=$1 src=$2
 work=$(mktemp -d)
@@ -39,6 +40,18 @@ cmake --build "$work/package" -j2 >/dev/null
 "$work/package/host" "$work/package.tree" | head -5
 grep -q "game_update (zone)" "$work/package.tree"
 "$work/package/host_cpp" >"$work/cpp.out"; head -3 "$work/cpp.out"
+
+echo "== a C-only project: find_package(scriptprof COMPONENTS lua), linked with cc"
+cmake -S "$src/tests/host/c_only" -B "$work/c_only" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/c_only" -j2 >/dev/null
+"$work/c_only/host" "$work/c_only.tree" | head -3
+grep -q "game_update (zone)" "$work/c_only.tree"
+# The C++ component in a C project: refused at configure time, saying why.
+if cmake -S "$src/tests/host/c_only" -B "$work/c_only_as" -DCMAKE_PREFIX_PATH="$work/prefix" -DWANT_ANGELSCRIPT=ON \
+    >"$work/c_only_as.log" 2>&1; then
+  echo "FAIL: the angelscript component was found in a C-only project"; exit 1
+fi
+grep -qE "angelscript component is C\+\+|built without AngelScript" "$work/c_only_as.log"
 
 echo "== pkg-config scriptprof"
 flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs scriptprof)
