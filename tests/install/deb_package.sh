@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The Debian package as a user would get it: packaging/deb.sh builds it (in BUILD_DIR/deb), it is
+# unpacked into a scratch root (dpkg -x, as dpkg would install it), and from there luaprof runs
+# a script, each Lua's interpreter loads the module from where the package put it (the folder
+# Debian's Lua searches, moved under the root), luaprof --lua finds them, and a C host builds
+# against the headers through pkg-config and through a C-only CMake project.
+#   deb_package.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+deb=$("$src/packaging/deb.sh" "$build/deb" | tail -1)
+echo "== $(basename "$deb"): $(du -h "$deb" | cut -f1)"
+dpkg-deb -f "$deb" Package Version Depends
+dpkg -x "$deb" "$work/root"
+usr=$work/root/usr
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+lualib=$usr/lib/$multiarch/lua
+
+echo "== the tools"
+cat >"$work/work.lua" <<'LUA'
+local function hot() local x = 0 for i = 1, 3e6 do x = x + i end return x end
+print(hot())
+LUA
+"$usr/bin/luaprof" --hz 1000 -o "$work/run.folded" "$work/work.lua" | grep -q "hot ("
+"$usr/bin/profconv" "$work/run.folded" | grep -q "hot ("
+"$usr/bin/luaprof" --version
+if [ -x "$usr/bin/luajitprof" ]; then "$usr/bin/luajitprof" --version; fi
+
+echo "== each Lua loads its module from the package's folder (Debian's own search path, under the root)"
+for lua in lua5.1 lua5.2 lua5.3 lua5.4 luajit; do
+  command -v $lua >/dev/null || continue
+  v=$($lua -e 'print((_VERSION:gsub("Lua ", "")))')
+  # Debian's interpreter searches /usr/lib/<multiarch>/lua/$v: the same path under the root.
+  $lua -e "assert(package.cpath:find('/usr/lib/$multiarch/lua/$v/?.so', 1, true), 'not where $lua looks')" \
+       -e "package.cpath = '$lualib/$v/?.so'" \
+       -e 'local p = require "profiler"; p.statprof(function() local x = 0 for i = 1, 1e6 do x = x + i end end, {hz = 1000, display = false}); assert(p.sample_count() >= 0)'
+  echo "$lua: the module from lib/$multiarch/lua/$v"
+  "$usr/bin/luaprof" --lua $lua --hz 1000 "$work/work.lua" | grep -q "hot ("
+done
+
+echo "== a C host: pkg-config, and a C-only CMake project"
+flags=$(PKG_CONFIG_PATH="$usr/lib/$multiarch/pkgconfig" pkg-config --cflags --libs scriptprof)
+# shellcheck disable=SC2086
+cc -o "$work/pc-host" "$src/tests/host/host.c" $flags
+"$work/pc-host" "$work/pc.tree" | head -3
+cmake -S "$src/tests/host/c_only" -B "$work/c_only" -DCMAKE_PREFIX_PATH="$usr" >/dev/null
+cmake --build "$work/c_only" -j2 >/dev/null
+"$work/c_only/host" "$work/c_only.tree" | head -3
+grep -q "game_update (zone)" "$work/c_only.tree"
+echo "the package's tools, modules and development files work from its files"
