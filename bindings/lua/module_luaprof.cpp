@@ -129,7 +129,7 @@ int l_luaprof(lua_State* L) {
     lua_Debug level;
     luarunner::g_runner_levels = 0;
     while (lua_getstack(L, luarunner::g_runner_levels, &level)) ++luarunner::g_runner_levels;
-    // A bad command line ends the process as luaprof's does (status 1, the usage error).
+    // A bad command line ends the process as luaprof's does (the usage error, cli::kUsage).
     luaprof::Frontend frontend;  // luaprof's, run by the interpreter that loaded the module
     frontend.other_lua = true;
 #ifdef SCRIPTPROF_LUAJIT
