@@ -2,12 +2,13 @@
 # `luarocks make` as a Lua user runs it in the checkout ($1), into a temporary tree: the module
 # loads in lua5.4 from the tree's cpath and profiles, and the tree's luaprof runs a script; then
 # as typed (Lua 5.1 on Debian), and for 5.3 with SCRIPTPROF_ROCKS_ALL=1.
+# (Its builds run niced: the tests beside it on the machine's cores measure time.)
 set -euo pipefail
 src=$1
 tree=$(mktemp -d)
 trap 'rm -rf "$tree"' EXIT
 cd "$src"
-luarocks --lua-version 5.4 make --tree "$tree" scriptprof-scm-1.rockspec >"$tree.log" 2>&1 || { cat "$tree.log"; exit 1; }
+nice -n 19 luarocks --lua-version 5.4 make --tree "$tree" scriptprof-scm-1.rockspec >"$tree.log" 2>&1 || { cat "$tree.log"; exit 1; }
 rm -f "$tree.log"
 eval "$(luarocks --lua-version 5.4 --tree "$tree" path)"
 lua5.4 -e '
@@ -32,7 +33,7 @@ rock_for() {  # rock_for [--lua-version V] EXPECTED_INTERNALS
   local t
   t=$(mktemp -d)
   trees+=("$t")
-  luarocks "${args[@]}" make --tree "$t" scriptprof-scm-1.rockspec >"$t.log" 2>&1 || { cat "$t.log"; exit 1; }
+  nice -n 19 luarocks "${args[@]}" make --tree "$t" scriptprof-scm-1.rockspec >"$t.log" 2>&1 || { cat "$t.log"; exit 1; }
   rm -f "$t.log"
   local lua
   lua=$(luarocks "${args[@]}" config lua_interpreter)
