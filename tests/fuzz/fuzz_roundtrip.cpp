@@ -2,7 +2,9 @@
 // readable format and read back, is the same profile: the same weight, and the same stacks of the
 // same labels (compared as folded lines). Speedscope replaces bytes that are not UTF-8 and the
 // Sampler format keeps 1024 frames of a stack: for those, the weight alone, less the samples
-// outside any function, which neither writes (FORMATS 5.2, 8.3).
+// outside any function, which neither writes (FORMATS 5.2, 8.3). lms CSV, written from a
+// profile's timeline (an lms file's own, or a speedscope or Sampler file's), counts
+// microseconds, not samples: what it read is written again byte for byte.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -23,6 +25,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!scriptprof::render_format(p, format, &out, &error)) continue;  // one it cannot hold, said
     scriptprof::Profile back;
     if (!scriptprof::read_profile_text(out, format, &back, &error)) std::abort();
+    if (format == "lms") {
+      std::string again;
+      if (!scriptprof::render_format(back, format, &again, &error) || again != out) std::abort();
+      continue;
+    }
     const bool drops_empty = format == "speedscope" || format == "sampler";
     const std::uint64_t want = p.sample_weight() - (drops_empty ? p.empty_weight() : 0);
     if (back.sample_weight() != want) std::abort();
