@@ -99,13 +99,13 @@ int main(int argc, char** argv) {
       builder.AddSectionFromFile(script) < 0 || builder.BuildModule() < 0) {
     std::fprintf(stderr, "asprof: %s: cannot build the script (see the messages above)\n", script);
     engine->ShutDownAndRelease();
-    return cli::kScriptFailed;
+    return cli::kFailed;
   }
   asIScriptFunction* main_fn = engine->GetModule("script")->GetFunctionByDecl("void main()");
   if (!main_fn) {
     std::fprintf(stderr, "asprof: %s has no 'void main()' to run\n", script);
     engine->ShutDownAndRelease();
-    return cli::kScriptFailed;
+    return cli::kFailed;
   }
 
   luaprof::RunProfiles profiles;
@@ -130,10 +130,10 @@ int main(int argc, char** argv) {
     int r = as::execute(ctx);
     if (r == asEXECUTION_EXCEPTION) {
       report_exception(ctx);
-      status = cli::kScriptFailed;
+      status = cli::kFailed;
     } else if (r != asEXECUTION_FINISHED) {
       std::fprintf(stderr, "asprof: %s: main() did not finish (status %d)\n", script, r);
-      status = cli::kScriptFailed;
+      status = cli::kFailed;
     }
     std::fflush(stdout);
     sampler.stop();  // before the context and engine go: it holds the functions it met

@@ -137,5 +137,5 @@ int main(int argc, char** argv) {
   finish_report();
   g_run.sampler.reset();
   lua_close(L);
-  return g_run.tool_failed ? cli::kToolFailed : (ok && status == 0) ? cli::kOk : cli::kScriptFailed;
+  return g_run.tool_failed ? cli::kToolFailed : (ok && status == 0) ? cli::kOk : cli::kFailed;
 }

@@ -191,5 +191,5 @@ int main(int argc, char** argv) {
   finish_report();
   g_run.sampler = nullptr;
   lua_close(L);
-  return g_run.tool_failed ? cli::kToolFailed : (ok && status == LUA_OK) ? cli::kOk : cli::kScriptFailed;
+  return g_run.tool_failed ? cli::kToolFailed : (ok && status == LUA_OK) ? cli::kOk : cli::kFailed;
 }

@@ -88,13 +88,15 @@ int main(int argc, char** argv) try {
     fail("--report: " + error);
   }
   if (!out.empty() && !scriptprof::can_write_atomically(out, &error)) fail("-o: " + error);
+  if (FILE* f = std::fopen(in.c_str(), "rb")) std::fclose(f);
+  else fail("cannot open '" + in + "': " + std::strerror(errno));
   scriptprof::Profile profile;
   std::vector<std::string> warnings;
-  if (!scriptprof::read_profile_file(in, from, &profile, &error, &warnings)) fail(error);
+  if (!scriptprof::read_profile_file(in, from, &profile, &error, &warnings)) fail(error, cli::kFailed);
   for (const auto& w : warnings) std::fprintf(stderr, "profconv: warning: %s\n", w.c_str());
   bool ok = to.empty() ? scriptprof::render_report(profile, report.empty() ? "flat" : report, &text, &error)
                        : scriptprof::render_format(profile, to, &text, &error);
-  if (!ok) fail(error);
+  if (!ok) fail(error, cli::kFailed);
   if (out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     if (std::fflush(stdout) != 0) fail(std::string("cannot write the output: ") + std::strerror(errno), cli::kToolFailed);
@@ -104,5 +106,5 @@ int main(int argc, char** argv) try {
   return cli::kOk;
 } catch (const std::bad_alloc&) {
   // A profile too large for this machine's memory is a failed run with a reason, never an abort.
-  fail("out of memory: the profile is too large to process here", cli::kToolFailed);
+  fail("out of memory: the profile is too large to process here", cli::kFailed);
 }

@@ -5,7 +5,9 @@
 //   profdiff base.tree new.tree [--limit N] [--html diff.html] [--folded diff.folded]
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <cstdlib>
 #include <string>
@@ -29,7 +31,7 @@ scriptprof::Profile read(const std::string& path, const std::string& format) {
   scriptprof::Profile p;
   std::string error;
   std::vector<std::string> warnings;
-  if (!scriptprof::read_profile_file(path, format, &p, &error, &warnings)) fail(error);
+  if (!scriptprof::read_profile_file(path, format, &p, &error, &warnings)) fail(error, cli::kFailed);
   for (const auto& w : warnings) std::fprintf(stderr, "profdiff: warning: %s\n", w.c_str());
   if (p.name.empty()) p.name = path;
   return p;
@@ -64,6 +66,10 @@ int main(int argc, char** argv) try {
     if (!path->empty() && !scriptprof::can_write_atomically(*path, &error))
       fail((path == &html ? "--html: " : "--folded: ") + error);
   }
+  for (const std::string* path : {&base_path, &new_path}) {
+    if (FILE* f = std::fopen(path->c_str(), "rb")) std::fclose(f);
+    else fail("cannot open '" + *path + "': " + std::strerror(errno));
+  }
   scriptprof::Profile base = read(base_path, from), now = read(new_path, from);
   if (base.clock != now.clock)
     std::fprintf(stderr, "profdiff: warning: the profiles' clocks differ: their seconds do not compare\n");
@@ -78,5 +84,5 @@ int main(int argc, char** argv) try {
   return cli::kOk;
 } catch (const std::bad_alloc&) {
   // A profile too large for this machine's memory is a failed run with a reason, never an abort.
-  fail("out of memory: the profile is too large to process here", cli::kToolFailed);
+  fail("out of memory: the profile is too large to process here", cli::kFailed);
 }

@@ -172,7 +172,7 @@ int l_luaprof(lua_State* L) {
   }
   finish_command();
   wrap_os_exit(L, true);
-  lua_pushinteger(L, g_command.tool_failed ? cli::kToolFailed : status == 0 ? cli::kOk : cli::kScriptFailed);
+  lua_pushinteger(L, g_command.tool_failed ? cli::kToolFailed : status == 0 ? cli::kOk : cli::kFailed);
   return 1;
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The exit statuses every tool shares (docs/usage.md, bindings/cli/exit_status.hpp): the script's
-# own (1 after an error), 124 when a report or file could not be made or written after the run,
-# 125 for a bad command line or input, found before anything ran (one line naming the argument;
-# no report, and the script never starts), as luaprof, luajitprof, luaprof --lua, asprof,
-# profconv and profdiff give them.
+# own (1 after an error; for profconv and profdiff, 1 when an input cannot be read or
+# converted), 124 when a report or file could not be made or written after the run, 125 for a
+# bad command line or input, found before anything ran (one line naming the argument; no
+# report, and the script never starts), as luaprof, luajitprof, luaprof --lua, asprof, profconv
+# and profdiff give them.
 #   exit_statuses.sh BUILD_DIR
 set -u
 bin=$(cd "$1" && pwd)/bin
@@ -84,15 +85,20 @@ fi
 expect "profconv: unknown option" 125 "--frobnicate" -- "$bin/profconv" --frobnicate "$work/run.folded"
 expect "profconv: no input" 125 "no input file" -- "$bin/profconv"
 expect "profconv: missing input" 125 "$work/missing.folded" -- "$bin/profconv" "$work/missing.folded"
+printf 'LispWorks Profiler Tree: x\n0|1|0|1|0|r\n1|x|0|1|0|a\n' >"$work/bad.tree"
+expect "profconv: a malformed input" 1 "$work/bad.tree: line 3" -- "$bin/profconv" "$work/bad.tree"
 expect "profconv: unknown --to, before the input is read" 125 "--to: " -- "$bin/profconv" "$work/missing.folded" --to nonsense
 expect "profconv: unknown --report" 125 "--report: " -- "$bin/profconv" "$work/run.folded" --report nonsense
 expect "profconv: unwritable -o" 125 "-o: cannot write" -- "$bin/profconv" "$work/run.folded" -o "$work/none/x.tree"
 expect "profconv: a conversion" 0 "" -- "$bin/profconv" "$work/run.folded" -o "$work/run.tree"
+expect "profconv: a conversion that cannot be made" 1 "needs the samples in time order" -- \
+  "$bin/profconv" "$work/run.tree" --to chrome -o "$work/run.json"
 "$bin/profconv" --help | grep -q "^exit status: " || { echo "FAIL profconv --help says nothing of exit statuses"; failed=1; }
 
 expect "profdiff: no inputs" 125 "base is required" -- "$bin/profdiff"
 expect "profdiff: missing input" 125 "$work/missing.tree" -- "$bin/profdiff" "$work/missing.tree" "$work/run.tree"
 expect "profdiff: unwritable --html" 125 "--html: cannot write" -- "$bin/profdiff" "$work/run.tree" "$work/run.tree" --html "$work/none/d.html"
+expect "profdiff: a malformed input" 1 "$work/bad.tree: line 3" -- "$bin/profdiff" "$work/bad.tree" "$work/run.tree"
 expect "profdiff: a comparison" 0 "" -- "$bin/profdiff" "$work/run.tree" "$work/run.tree"
 expect "profdiff: --help" 0 "" -- "$bin/profdiff" --help
 grep -q "^exit status: " "$work/out" || { echo "FAIL profdiff --help says nothing of exit statuses"; failed=1; }

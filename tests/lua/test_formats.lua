@@ -91,7 +91,7 @@ H.check(status == 0 and (read(dir .. "/cli.folded") or ""):find("hot %(.-%) %d+\
 out, status = H.run(string.format("%s %s/cli.folded --report tree", profconv, dir))
 H.check(status == 0 and out:find("hot (", 1, true), "profconv reads folded (guessed):\n%s", out)
 out, status = H.run(string.format("%s %s", profconv, bad))
-H.check(status == 125 and out:find("profconv: " .. bad .. ": line 3:", 1, true), "profconv on a bad file: %s", out)
+H.check(status == 1 and out:find("profconv: " .. bad .. ": line 3:", 1, true), "profconv on a bad file: %s", out)
 -- profconv names the output format by -o's extension, as luaprof does.
 for _, case in ipairs({{"conv.speedscope.json", '"$schema"'}, {"conv.folded", "# scriptprof "},
                        {"conv.pb.gz", "\x1f\x8b\x08"}, {"conv.sampler", "@supersamplerV1.0"}}) do
@@ -146,7 +146,7 @@ for _, from in ipairs({"timeline.speedscope.json", "timeline.sampler"}) do
   H.check(status == 0 and (read(dir .. "/from.csv") or ""):find("leaf", 1, true), "%s -> lms: %s", from, out)
 end
 out, status = H.run(string.format("%s %s/cli.tree --to chrome -o %s/none.json", profconv, dir, dir))
-H.check(status == 125 and out:find("convert the speedscope or Sampler file of such a run", 1, true),
+H.check(status == 1 and out:find("convert the speedscope or Sampler file of such a run", 1, true),
         "a tree to chrome says what input would do: %s", out)
 
 os.execute("rm -rf " .. dir)
