@@ -1,5 +1,7 @@
 #include "lua_runner.hpp"
 
+#include "lua_source_text.hpp"
+
 extern "C" {
 #include <lauxlib.h>
 #ifdef SCRIPTPROF_LUAJIT
@@ -210,6 +212,16 @@ int run_script(lua_State* L, int argc, char** argv, int script) {
   luaL_checkstack(L, n + 3, "too many arguments to script");
   for (int i = 1; i <= n; ++i) lua_pushstring(L, argv[script + i]);
   return docall(L, n, LUA_MULTRET);
+}
+
+std::vector<std::string> annotate_lines(const std::vector<std::string>& sources, const scriptprof::Profile& p,
+                                        scriptprof::FunctionId f) {
+  std::string source = f < sources.size() ? sources[f] : "";
+  if (source.empty()) source = "@" + p.functions.info(f).file;
+  std::vector<std::string> lines;
+  std::string error;
+  scriptprof::lua::source_lines(source, &lines, &error);
+  return lines;
 }
 
 }  // namespace luarunner

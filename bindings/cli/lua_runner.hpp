@@ -7,6 +7,7 @@ extern "C" {
 #include <lua.h>
 }
 #include <string>
+#include <vector>
 
 #include "luaprof_options.hpp"
 
@@ -43,5 +44,21 @@ bool run_lua_args(lua_State* L, const luaprof::Options& o);
 // ... and the script argv[script] (standard input for "-", unless after "--") with the rest of
 // argv as its arguments. The status; an error's message is left on the stack for report_status.
 int run_script(lua_State* L, int argc, char** argv, int script);
+
+// --annotate's sources, kept before the sampler goes with its state: per function id of `p`, the
+// chunk's source the sampler kept (Sampler::source_of), else "".
+template <class Sampler>
+std::vector<std::string> kept_sources(const Sampler& sampler, const scriptprof::Profile& p) {
+  std::vector<std::string> sources;
+  for (scriptprof::FunctionId f = 0; f < p.functions.size(); ++f) {
+    const std::string* src = sampler.source_of(f);
+    sources.push_back(src ? *src : "");
+  }
+  return sources;
+}
+// The source lines of function f for --annotate: its kept source, else its file read again
+// (empty when neither can be read).
+std::vector<std::string> annotate_lines(const std::vector<std::string>& sources, const scriptprof::Profile& p,
+                                        scriptprof::FunctionId f);
 
 }  // namespace luarunner

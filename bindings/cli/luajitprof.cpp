@@ -16,7 +16,6 @@ extern "C" {
 
 #include "exit_status.hpp"
 #include "lua_runner.hpp"
-#include "lua_source_text.hpp"
 #include "luajit_sampler.hpp"
 #include "luaprof_options.hpp"
 #include "report_output.hpp"
@@ -35,20 +34,15 @@ struct Run {
 };
 Run g_run;  // one run per process; atexit needs it (os.exit skips main's epilogue)
 
-std::vector<std::string> annotate_source(const scriptprof::Profile& p, scriptprof::FunctionId f) {
-  std::vector<std::string> lines;
-  std::string error;
-  scriptprof::lua::source_lines("@" + p.functions.info(f).file, &lines, &error);
-  return lines;
-}
-
 // Stops the profiler and prints the reports, once (from main, or from atexit after os.exit).
 void finish_report() {
   if (g_run.reported || g_run.profiles.empty()) return;
   g_run.reported = true;
   if (g_run.sampler) g_run.sampler->stop();
   std::fflush(stdout);
-  if (!luaprof::write_reports(*g_run.options, luarunner::g_progname, g_run.profiles, annotate_source))
+  // LuaJIT keeps no chunk text: a function's file is read again.
+  auto lines = [](const scriptprof::Profile& p, scriptprof::FunctionId f) { return luarunner::annotate_lines({}, p, f); };
+  if (!luaprof::write_reports(*g_run.options, luarunner::g_progname, g_run.profiles, lines))
     g_run.tool_failed = true;
 }
 

@@ -20,7 +20,6 @@ extern "C" {
 #include "exit_status.hpp"
 #include "lua_attach.hpp"
 #include "lua_runner.hpp"
-#include "lua_source_text.hpp"
 #include "luaprof_options.hpp"
 #include "other_lua.hpp"
 #include "profiler_module.hpp"
@@ -48,16 +47,6 @@ struct Run {
 Run g_run;  // one run per process; atexit needs it (os.exit skips main's epilogue)
 
 
-// The source lines of function `f` for --annotate (empty when they cannot be read).
-std::vector<std::string> annotate_source(const scriptprof::Profile& p, scriptprof::FunctionId f) {
-  std::string source = f < g_run.sources.size() ? g_run.sources[f] : "";
-  if (source.empty()) source = "@" + p.functions.info(f).file;
-  std::vector<std::string> lines;
-  std::string error;
-  scriptprof::lua::source_lines(source, &lines, &error);
-  return lines;
-}
-
 // Stops the profiler (if the state still runs) and prints the reports, once: one per profile
 // asked for, each saying what its numbers mean when there are several.
 void finish_report() {
@@ -66,13 +55,13 @@ void finish_report() {
   const Options& o = *g_run.options;
   if (g_run.sampler) {
     g_run.sampler->stop();
-    for (scriptprof::FunctionId f = 0; !o.annotate.empty() && f < g_run.profiles[0].second->functions.size(); ++f) {
-      const std::string* src = g_run.sampler->source_of(f);
-      g_run.sources.push_back(src ? *src : "");
-    }
+    if (!o.annotate.empty()) g_run.sources = luarunner::kept_sources(*g_run.sampler, *g_run.profiles[0].second);
   }
   std::fflush(stdout);
-  if (!luaprof::write_reports(o, luarunner::g_progname, g_run.profiles, annotate_source)) g_run.tool_failed = true;
+  auto lines = [](const scriptprof::Profile& p, scriptprof::FunctionId f) {
+    return luarunner::annotate_lines(g_run.sources, p, f);
+  };
+  if (!luaprof::write_reports(o, luarunner::g_progname, g_run.profiles, lines)) g_run.tool_failed = true;
 }
 
 // After the script's os.exit: the reports, and when they fail, the status that says so in

@@ -16,7 +16,6 @@ extern "C" {
 
 #include "exit_status.hpp"
 #include "lua_runner.hpp"
-#include "lua_source_text.hpp"
 #include "luaprof_options.hpp"
 #include "module_internal.hpp"
 #include "report_output.hpp"
@@ -39,27 +38,16 @@ struct CommandRun {
 };
 CommandRun g_command;
 
-std::vector<std::string> annotate_source(const Profile& p, FunctionId f) {
-  std::string source = f < g_command.sources.size() ? g_command.sources[f] : "";
-  if (source.empty()) source = "@" + p.functions.info(f).file;
-  std::vector<std::string> lines;
-  std::string error;
-  source_lines(source, &lines, &error);
-  return lines;
-}
-
 // Stops the run and prints its reports, once: at the script's end, or before its os.exit.
 void finish_command() {
   if (!g_command.running) return;
   g_command.running = false;
   const luaprof::Options& o = g_command.options;
   g_command.sampler->stop();
-  for (FunctionId f = 0; !o.annotate.empty() && f < g_command.profiles[0].second->functions.size(); ++f) {
-    const std::string* src = g_command.sampler->source_of(f);
-    g_command.sources.push_back(src ? *src : "");
-  }
+  if (!o.annotate.empty()) g_command.sources = luarunner::kept_sources(*g_command.sampler, *g_command.profiles[0].second);
   std::fflush(stdout);
-  if (!luaprof::write_reports(o, luarunner::g_progname, g_command.profiles, annotate_source))
+  auto lines = [](const Profile& p, FunctionId f) { return luarunner::annotate_lines(g_command.sources, p, f); };
+  if (!luaprof::write_reports(o, luarunner::g_progname, g_command.profiles, lines))
     g_command.tool_failed = true;
 }
 
