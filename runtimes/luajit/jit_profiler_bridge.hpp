@@ -27,7 +27,8 @@ class JitProfilerBridge {
   // Signal context: asks for a callback at the VM's next safe point. Async-signal-safe: it calls
   // LuaJIT's own SIGPROF handler, which only sets fields of the VM's global state (a counter,
   // the VM state, the hook mask and the dispatch table), as it does under LuaJIT's own timer.
-  // On the VM's own thread only: from another it races the VM's own writes of those fields.
+  // From another thread it races the VM's own writes of those fields: only while the VM's thread
+  // is blocked, with no such write able to start (LuaJitSampler::arm_blocked).
   void trigger() const {
     if (handler_) handler_(SIGPROF);
   }

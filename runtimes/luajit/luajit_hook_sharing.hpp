@@ -14,20 +14,31 @@ extern "C" {
 #include <lua.h>
 }
 
+#include <sched.h>
+
 #include <atomic>
 
 #include "scriptprof/sampler_engine.hpp"
 
 namespace scriptprof::luajit {
 
+// The bit of the HookWriteScope count that the timer's thread holds while it triggers LuaJIT
+// for a blocked thread (LuaJitSampler::arm_blocked).
+constexpr int kOutsideTrigger = 1 << 30;
+
 // Brackets a change of the VM's hook (lua_sethook: the program's debug.sethook, or ours while a
 // run samples): no trigger lands in it. LuaJIT's trigger runs lj_dispatch_update, and one that
 // interrupts the same function under lua_sethook can leave the dispatch table without any hook
 // while the hook mask says profiling: the program's hooks and the samples then stop until the
-// profiler does (LuaJIT's own jit.profile shows it too). Nesting is allowed.
+// profiler does (LuaJIT's own jit.profile shows it too). Nesting is allowed. A trigger from the
+// timer's thread takes the count from 0 to kOutsideTrigger, so none starts inside a change, and
+// a change that begins during one waits for it (the trigger is a few hundred nanoseconds).
 class HookWriteScope {
  public:
-  explicit HookWriteScope(std::atomic<int>& writes) : writes_(writes) { writes_.fetch_add(1, std::memory_order_acq_rel); }
+  explicit HookWriteScope(std::atomic<int>& writes) : writes_(writes) {
+    if (writes_.fetch_add(1, std::memory_order_seq_cst) & kOutsideTrigger)
+      while (writes_.load(std::memory_order_seq_cst) & kOutsideTrigger) sched_yield();
+  }
   ~HookWriteScope() { writes_.fetch_sub(1, std::memory_order_acq_rel); }
   HookWriteScope(const HookWriteScope&) = delete;
   HookWriteScope& operator=(const HookWriteScope&) = delete;

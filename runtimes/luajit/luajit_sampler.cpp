@@ -54,13 +54,10 @@ LuaJitSampler* LuaJitSampler::of(lua_State*) { return g_sampler.load(std::memory
 Capabilities LuaJitSampler::capabilities() const {
   Capabilities c;
   c.runtime = LUAJIT_VERSION;
-  // arm() triggers LuaJIT's own SIGPROF handler. Never from the timer's thread (no
-  // blocked_arm): the trigger rewrites the VM's hook mask and dispatch table as a signal on the
-  // VM's own thread may, but from another thread it would overwrite what the VM writes there at
-  // the same moment (lua_sethook, a hook's entry and exit), and LuaJIT's SIGPROF builds take no
-  // lock against that (its timer-thread builds lock hook_enter/hook_leave for this reason). A
-  // blocked thread's ticks wait for it to run again.
+  // arm() triggers LuaJIT's own SIGPROF handler; arm_blocked() the same from the timer's thread
+  // while the VM's thread is blocked, under the conditions it gives.
   c.signal_arm = true;
+  c.blocked_arm = true;
   c.call_events = true;   // call hooks, with the JIT off for the run
   c.gc_events = true;     // a finalized sentinel per cycle (luajit_space_sampling.cpp)
   c.alloc_events = true;  // a wrapper of LuaJIT's allocator (the same file)
@@ -159,6 +156,32 @@ ArmResult LuaJitSampler::arm(const ArmContext&) {
   const bool was = armed_.exchange(true, std::memory_order_relaxed);
   bridge_.trigger();
   return was ? ArmResult::AlreadyArmed : ArmResult::Armed;
+}
+
+// The timer's thread, the VM's thread found blocked in the kernel (a sleep, a read) just now:
+// the trigger rewrites the VM's hook mask and dispatch table as the signal would, and the first
+// instruction after the wake takes the sample, in the stack that blocked. From another thread
+// it must not meet a write of those fields by the VM (LuaJIT's SIGPROF builds take no lock,
+// where its timer-thread builds lock hook_enter/hook_leave), so it is made only when none can
+// come: no hook of the program's (its entries and exits write the mask), no counting (whose
+// hook is shared), not inside the profiler's callback, and not inside a change of the hook; a
+// change that begins meanwhile (debug.sethook is wrapped: HookWriteScope) waits for it. What
+// is left is a thread that wakes in the microseconds between the kernel's word and the
+// trigger and at once changes the hook from C (lua_sethook, luaJIT_setmode) or runs a
+// finalizer: no Lua code runs that soon after a wake.
+ArmResult LuaJitSampler::arm_blocked(const ArmContext&) {
+  if (counting_ || in_profiler_.load(std::memory_order_acquire)) return ArmResult::NotNow;
+  if (armed_.load(std::memory_order_acquire)) return ArmResult::AlreadyArmed;
+  int none = 0;
+  if (!hook_writes_.compare_exchange_strong(none, kOutsideTrigger, std::memory_order_seq_cst)) return ArmResult::NotNow;
+  ArmResult result = ArmResult::NotNow;
+  if (lua_gethook(main_) == nullptr && lua_gethookmask(main_) == 0) {  // the VM's hook: one for all its threads
+    armed_.store(true, std::memory_order_relaxed);
+    bridge_.trigger();
+    result = ArmResult::Armed;
+  }
+  hook_writes_.fetch_sub(kOutsideTrigger, std::memory_order_seq_cst);
+  return result;
 }
 
 void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {

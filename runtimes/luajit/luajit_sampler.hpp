@@ -124,6 +124,7 @@ class LuaJitSampler final : private RuntimeAdapter {
  private:
   Capabilities capabilities() const override;
   ArmResult arm(const ArmContext& context) override;  // the tick (signal context)
+  ArmResult arm_blocked(const ArmContext& context) override;  // the timer's thread, this one blocked
   void disarm(const ArmContext&) override { armed_.store(false, std::memory_order_relaxed); }
 
   // The stack of L and its resumers, root first, into the engine's frames and lines.

@@ -22,4 +22,18 @@ inline std::uint64_t self_at_root(const Profile& p, FunctionId f) {
   return weight;
 }
 
+// The self weight of f's nodes that have `ancestor`'s function somewhere above them.
+inline std::uint64_t self_under(const Profile& p, FunctionId f, FunctionId ancestor) {
+  std::uint64_t weight = 0;
+  for (NodeId n = 0; n < p.tree.size(); ++n) {
+    if (p.tree.node(n).function != f) continue;
+    for (NodeId up = p.tree.node(n).parent; up != scriptprof::kNoNode; up = p.tree.node(up).parent)
+      if (p.tree.node(up).function == ancestor) {
+        weight += p.tree.node(n).self;
+        break;
+      }
+  }
+  return weight;
+}
+
 }  // namespace scriptprof::test

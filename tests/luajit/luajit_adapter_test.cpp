@@ -361,11 +361,10 @@ TEST_CASE("Time in a C function is a (C) frame under its Lua caller, not the cal
 }
 
 // On the wall clock a sleep is never cut short, and its time is kept. The ticks that fall due
-// while the thread is asleep wait for it to run again (LuaJIT cannot be armed from another
-// thread), and the first sample after the wake takes them with their weight under (blocked),
-// at the root: the stack that slept is not known then (the sleeper works on after its sleep,
-// where that sample lands, and work it did not do must not be charged to it).
-TEST_CASE("A sleep on the wall clock is uncut, its ticks kept under (blocked), none charged to the code after it") {
+// while the thread is asleep are handed to the timer's thread, which arms the VM while it
+// sleeps: the first instruction after the wake takes them with their weight under (blocked), in
+// the stack that slept, never in the work that the sleeper does after its sleep.
+TEST_CASE("A sleep on the wall clock is uncut, its ticks kept under (blocked) in the function that slept") {
   for (unsigned hz : {1000u, 10000u}) {
     State s;
     LuaJitSampler sampler(s.L);
@@ -396,25 +395,32 @@ TEST_CASE("A sleep on the wall clock is uncut, its ticks kept under (blocked), n
     INFO(hz << " Hz");
     CHECK(s.boolean("result <= 1"));  // EINTR at most once, from a tick sent before the sleep
     const Profile& p = sampler.engine().profile();
-    FunctionId sleeper = function_named(p, "sleeper"), blocked = function_named(p, "(blocked)");
+    FunctionId sleeper = function_named(p, "sleeper"), work = function_named(p, "work"),
+               blocked = function_named(p, "(blocked)");
     REQUIRE(sleeper != scriptprof::kNoFunction);
+    REQUIRE(work != scriptprof::kNoFunction);
     REQUIRE(blocked != scriptprof::kNoFunction);
     const double asleep = 0.2 * hz, working = 0.06 * hz;
-    const std::uint64_t at_root = scriptprof::test::self_at_root(p, blocked);
-    INFO(p.counts(sleeper).cumulative << " samples in sleeper, " << p.counts(blocked).self << " blocked (" << at_root
-                                      << " at the root); ~" << working << " working, ~" << asleep << " asleep");
-    CHECK(static_cast<double>(p.counts(blocked).self) >= 0.8 * asleep);  // off the CPU, weight kept
-    CHECK(at_root == p.counts(blocked).self);                            // never under the code after it
-    CHECK(static_cast<double>(p.counts(sleeper).cumulative) >= 0.8 * working);
-    CHECK(static_cast<double>(p.counts(sleeper).cumulative) <= 1.3 * working);
+    const std::uint64_t in_sleeper = scriptprof::test::self_under(p, blocked, sleeper);
+    INFO(p.counts(sleeper).cumulative << " samples in sleeper, " << p.counts(blocked).self << " blocked (" << in_sleeper
+                                      << " under sleeper); ~" << working << " working, ~" << asleep << " asleep");
+    // Off the CPU, weight kept, in the stack that slept (the timer's thread arms the wake), and
+    // none of it under the work that ran before or after.
+    CHECK(static_cast<double>(in_sleeper) >= 0.8 * asleep);
+    CHECK(static_cast<double>(in_sleeper) >= 0.95 * static_cast<double>(p.counts(blocked).self));
+    CHECK(scriptprof::test::self_under(p, blocked, work) == 0);
+    CHECK(static_cast<double>(p.counts(work).cumulative) >= 0.8 * working);
+    CHECK(static_cast<double>(p.counts(work).cumulative) <= 1.3 * working);
   }
 }
 
 // LuaJIT's trigger (its SIGPROF handler) rewrites the VM's hook mask and dispatch table as a
-// signal on the VM's own thread may; from another thread it would overwrite what the VM writes
-// there at the same moment (a program's debug.sethook, a hook's entry and exit). A blocked
-// thread's ticks therefore wait for it to run again, and the program's hooks see every event.
-TEST_CASE("The timer's thread never arms LuaJIT: a program's hooks survive a wake at any moment") {
+// signal on the VM's own thread may; from the timer's thread (a blocked thread's wake) it must
+// not meet the VM's own writes there: a program's debug.sethook waits for it, and none is made
+// while the program has a hook (its entries and exits write the mask). Here the timer's thread
+// arms without pause while the program runs, far more often than blocks and wakes would, and
+// the program's hooks must still see every event.
+TEST_CASE("Arms from the timer's thread keep a program's hooks whole, at any moment") {
   const std::string plain = plain_result(scriptprof::test::hook_toggle_script().c_str());
   State s;
   LuaJitSampler sampler(s.L);
@@ -427,6 +433,12 @@ TEST_CASE("The timer's thread never arms LuaJIT: a program's hooks survive a wak
   lua_getglobal(s.L, "result");
   CHECK(std::string(lua_tostring(s.L, -1)) == plain);
   lua_pop(s.L, 1);
+  // The arms were made: off-CPU ticks under a Lua frame come only from an arm by the timer's
+  // thread (the others stand at the root).
+  const Profile& p = sampler.engine().profile();
+  const FunctionId blocked = function_named(p, "(blocked)");
+  REQUIRE(blocked != scriptprof::kNoFunction);
+  CHECK(scriptprof::test::self_at_root(p, blocked) < p.counts(blocked).self);
 }
 
 // A game's frame loop: work, then a 1 ms sleep retried until whole (SDL_Delay's way). On either

@@ -365,8 +365,9 @@ NodeId SamplerEngine::add_weight(Profile& p, SampleKind kind, std::uint64_t weig
   // Ticks that fell due while the thread was blocked (the wall clock's) are time off the CPU:
   // they sit under a "(blocked)" leaf, so a reader tells waiting from running. A sample armed
   // while the thread was blocked is the stack that blocked; any other came after the thread
-  // ran on from its wake (LuaJIT, or Lua 5.4 with a hook of the program's), and the stack it
-  // blocked in is not known: then "(blocked)" stands at the process's root. Frames sampled on
+  // ran on from its wake (the adapter could not arm it while blocked: a hook of the program's,
+  // counted calls), and the stack it blocked in is not known: then "(blocked)" stands at the
+  // process's root. Frames sampled on
   // both sides of the block cannot tell one that stayed from one called again (a frame loop's
   // sleep went under the next frame's first function).
   const bool armed_in_block = kind == SampleKind::Time && armed_in_block_.exchange(false, std::memory_order_acq_rel);
