@@ -13,7 +13,7 @@ asFREEFUNC_t g_host_free = nullptr;
 std::atomic<bool> g_installed{false};
 }  // namespace
 
-// The sampler's side of an allocation (a friend: it reaches the engine and arm()).
+// The sampler's side of an allocation (a friend: it reaches the engine and the tick arm).
 struct AllocationHook {
   static void allocated(std::size_t bytes) {
     AngelScriptSampler* s = AngelScriptSampler::current();  // this thread's run only
@@ -22,7 +22,7 @@ struct AllocationHook {
     // A space sample is due: arm as a tick does, so the stack is walked at the next statement,
     // never inside the allocator. Inside the critical section: the timer's signal keeps off.
     SamplerEngine::ArmMove move(s->engine_);
-    s->arm(move.context());
+    s->contexts_.arm(move.context());
   }
 };
 

@@ -63,54 +63,13 @@ void AngelScriptSampler::stop() {
   release_functions();
 }
 
-// The timer thread (the engine's tick), beside the running program, or this thread inside the
-// engine's critical section (an allocation made a space sample due). It calls three
-// asIScriptContext methods that only read or set the context's fields: GetState() returns its
-// status, GetSystemFunction() the registered function being called, and Suspend() sets the
-// suspend flags (AngelScript documents Suspend as callable from another thread). It touches a
-// context only while execute() runs it: arming_ is raised before the depth is read, and
-// execute() lowers the depth before waiting for arming_ to fall, so a context execute() has left
-// (and the host may release) is never reached. No allocation, no lock, no signal.
-ArmResult AngelScriptSampler::arm(const ArmContext&) {
-  arming_.fetch_add(1, std::memory_order_seq_cst);
-  ArmResult r = ArmResult::NotNow;  // the host runs: sampled at the next execute()
-  int depth = depth_.load(std::memory_order_seq_cst);
-  if (depth > 0 && depth <= kMaxDepth) {
-    const int i = depth - 1;
-    asIScriptContext* ctx = running_[i].ctx.load(std::memory_order_acquire);
-    if (armed_[i].load(std::memory_order_acquire)) {
-      r = ArmResult::AlreadyArmed;
-    } else if (ctx && ctx->GetState() == asEXECUTION_ACTIVE) {
-      // Only an active context: its Execute() either stops at the flag or clears it as it ends;
-      // a flag set as it stopped is a stray execute() records (take_arm()).
-      armed_native_[i].store(ctx->GetSystemFunction(), std::memory_order_relaxed);
-      armed_[i].store(ctx, std::memory_order_seq_cst);
-      ctx->Suspend();
-      // A full barrier (a locked RMW), so that the flag is visible before the status is read
-      // again: still active means the VM will stop at the flag or clear it as Execute() ends;
-      // otherwise it stopped first, and the flag may outlive that Execute() (take_arm()).
-      arming_.fetch_add(0, std::memory_order_seq_cst);
-      if (ctx->GetState() != asEXECUTION_ACTIVE) armed_late_[i].store(true, std::memory_order_seq_cst);
-      r = ArmResult::Armed;
-    }
-  }
-  arming_.fetch_sub(1, std::memory_order_seq_cst);
-  return r;
-}
-
-// A suspension asked for cannot be taken back; execute() takes it, samples nothing (the run is
-// suspended) and goes on.
-void AngelScriptSampler::disarm(const ArmContext&) {}
-
 int AngelScriptSampler::execute(asIScriptContext* ctx) {
-  const int depth = depth_.load(std::memory_order_relaxed);
-  if (!ctx || depth >= kMaxDepth) return ctx ? ctx->Execute() : asERROR;
+  const int depth = contexts_.depth();
+  if (!ctx || depth >= ContextArm::kMaxDepth) return ctx ? ctx->Execute() : asERROR;
   // Ticks so far belong to what ran before: the host, or the registered function calling us.
   if (engine_.sampling() && engine_.pending_ticks() > 0) sample_outside(nullptr);
-  running_[depth].ctx.store(ctx, std::memory_order_release);
-  running_[depth].process = process_of(ctx);
   asIScriptFunction* entry = ctx->GetFunction(0);  // what it runs (prepared) or where it resumes
-  depth_.store(depth + 1, std::memory_order_seq_cst);
+  contexts_.enter(ctx, process_of(ctx));
   int r;
   for (;;) {
     r = ctx->Execute();
@@ -120,28 +79,25 @@ int AngelScriptSampler::execute(asIScriptContext* ctx) {
     // own ctx->Suspend(). An arm and the host at the same statement: the host gets it.
     const bool host = t_host_suspends.erase(ctx) > 0;
     const auto [armed, stray] = take_arm(depth, ctx, true);
-    if (armed || stray) sample_suspended(depth + 1, armed ? armed_native_[depth].load(std::memory_order_relaxed) : nullptr);
+    if (armed || stray) sample_suspended(depth + 1, armed ? contexts_.armed_native(depth) : nullptr);
     if (host || !(armed || stray)) break;
   }
-  depth_.store(depth, std::memory_order_seq_cst);
+  contexts_.lower(depth);
   t_host_suspends.erase(ctx);
   take_arm(depth, ctx, false);  // waits out arms in flight (see arm()), keeps a late one as a stray
   // Ticks that found the context no longer active are this context's.
   if (engine_.sampling() && engine_.pending_ticks() > 0) sample_outside(entry);
-  running_[depth].ctx.store(nullptr, std::memory_order_release);
+  contexts_.clear(depth);
   return r;
 }
 
 // After an Execute() of ctx at `depth` returned: whether an arm of it was set (armed), and,
 // after a stop (`stopped`), whether a stray flag from before was pending (now consumed: a stop
-// clears the flags, see Execute's end). Waits for arms in flight first, so their flags are set
-// when it decides. An arm that found the context no longer active once its flag was set
-// (armed_late_) may have set it after Execute() cleared them: the context's next stop may be
-// that flag, a stray.
+// clears the flags, see Execute's end). An arm that found the context no longer active once
+// its flag was set may have set it after Execute() cleared them: the context's next stop may
+// be that flag, a stray.
 std::pair<bool, bool> AngelScriptSampler::take_arm(int depth, asIScriptContext* ctx, bool stopped) {
-  while (arming_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
-  const bool armed = armed_[depth].exchange(nullptr, std::memory_order_seq_cst) == ctx;
-  const bool late = armed_late_[depth].exchange(false, std::memory_order_seq_cst);
+  const auto [armed, late] = contexts_.take(depth, ctx);
   const bool stray = stopped && t_strays.erase(ctx) > 0;
   if (armed && late) t_strays.insert(ctx);
   return {armed, stray};
@@ -156,7 +112,7 @@ void AngelScriptSampler::sample_suspended(int depth, asIScriptFunction* leaf_nat
     engine_.lines().clear();
     append_running(depth);
     if (leaf_native) append_function(leaf_native, 0);
-    record_pending(sampling, running_[depth - 1].process);
+    record_pending(sampling, contexts_.process(depth - 1));
     in_sample_ = false;
   }
   engine_.finish_limit();  // max_samples: collection stops, the program runs on
@@ -166,14 +122,14 @@ void AngelScriptSampler::sample_outside(asIScriptFunction* leaf) {
   {
     const SamplerEngine::Sampling sampling(engine_);
     in_sample_ = true;
-    const int depth = depth_.load(std::memory_order_relaxed);
+    const int depth = contexts_.depth();
     engine_.frames().clear();
     engine_.lines().clear();
     append_running(depth);
     if (depth > 0) {
       // The innermost running context is inside a registered function (it called us, or the
       // host's own Execute of another context): the ticks are that function's.
-      if (asIScriptFunction* sys = running_[depth - 1].ctx.load(std::memory_order_relaxed)->GetSystemFunction()) append_function(sys, 0);
+      if (asIScriptFunction* sys = contexts_.context(depth - 1)->GetSystemFunction()) append_function(sys, 0);
     }
     if (leaf) {
       append_function(leaf, 0);
@@ -182,7 +138,7 @@ void AngelScriptSampler::sample_outside(asIScriptFunction* leaf) {
       engine_.frames().push_back(host_frame_);
       engine_.lines().push_back(0);
     }
-    record_pending(sampling, depth > 0 ? running_[depth - 1].process : 0);
+    record_pending(sampling, depth > 0 ? contexts_.process(depth - 1) : 0);
     in_sample_ = false;
   }
   engine_.finish_limit();
@@ -196,7 +152,7 @@ void AngelScriptSampler::record_pending(const SamplerEngine::Sampling& sampling,
 
 void AngelScriptSampler::append_running(int depth) {
   if (depth > 0) {  // a co-routine the host said was started by another context: under its stack
-    auto under = started_under_.find(running_[0].ctx.load(std::memory_order_relaxed));
+    auto under = started_under_.find(contexts_.context(0));
     if (under != started_under_.end())
       for (FunctionId f : under->second) {
         engine_.frames().push_back(f);
@@ -204,11 +160,11 @@ void AngelScriptSampler::append_running(int depth) {
       }
   }
   for (int i = 0; i < depth; ++i) {
-    asIScriptContext* ctx = running_[i].ctx.load(std::memory_order_relaxed);
+    asIScriptContext* ctx = contexts_.context(i);
     // A context nested in itself (PushState) holds its outer calls on its own stack: walked once,
     // at its innermost execute().
     bool again = false;
-    for (int j = i + 1; j < depth && !again; ++j) again = running_[j].ctx.load(std::memory_order_relaxed) == ctx;
+    for (int j = i + 1; j < depth && !again; ++j) again = contexts_.context(j) == ctx;
     if (again) continue;
     append_stack(ctx);
     if (i + 1 < depth)
@@ -275,16 +231,16 @@ void AngelScriptSampler::started_by(asIScriptContext* child, asIScriptContext* p
 }
 
 bool AngelScriptSampler::runs(asIScriptContext* ctx) const {
-  for (int i = 0, n = depth_.load(std::memory_order_relaxed); i < n && i < kMaxDepth; ++i)
-    if (running_[i].ctx.load(std::memory_order_relaxed) == ctx) return true;
+  for (int i = 0, n = contexts_.depth(); i < n && i < ContextArm::kMaxDepth; ++i)
+    if (contexts_.context(i) == ctx) return true;
   return false;
 }
 
 void AngelScriptSampler::mark_frame() {
   if (!engine_.sampling()) return;
   if (engine_.pending_ticks() > 0) sample_outside(nullptr);  // the ticks so far are the ending frame's
-  int depth = depth_.load(std::memory_order_relaxed);
-  engine_.profile(SampleKind::Time).frame_marks.push_back({depth > 0 ? running_[depth - 1].process : 0, engine_.profile_time()});
+  const int depth = contexts_.depth();
+  engine_.profile(SampleKind::Time).frame_marks.push_back({depth > 0 ? contexts_.process(depth - 1) : 0, engine_.profile_time()});
 }
 
 int execute(asIScriptContext* ctx) {

@@ -1,10 +1,10 @@
 // The AngelScript adapter: the profiler on the engine, for hosts that run AngelScript 2.35.
 //
 // Sampling path: the engine's tick, on the timer's own thread (no signal reaches the program),
-// calls arm(), which asks the innermost context running under execute() to suspend
-// (asIScriptContext::Suspend only sets flags, and AngelScript documents it as callable from
-// another thread). The VM stops at its next statement or call, the
-// context's Execute() returns asEXECUTION_SUSPENDED to execute(), the adapter walks the stacks
+// calls the arm (ContextArm, angelscript_context_arm.hpp), which asks the innermost context
+// running under execute() to suspend (asIScriptContext::Suspend only sets flags, and
+// AngelScript documents it as callable from another thread). The VM stops at its next
+// statement or call, the context's Execute() returns asEXECUTION_SUSPENDED to execute(), the adapter walks the stacks
 // of every context execute() runs on this thread (innermost last, each outer one's registered
 // function between them), records the sample, and calls Execute() again. The host calls
 // execute(ctx) where it called ctx->Execute(): that loop is the only way a suspension meant
@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "angelscript_context_arm.hpp"
 #include "scriptprof/sampler_engine.hpp"
 
 namespace scriptprof::angelscript {
@@ -75,17 +76,10 @@ class AngelScriptSampler final : private RuntimeAdapter {
 
  private:
   friend struct AllocationHook;
-  // The adapter contract.
+  // The adapter contract: the tick is contexts_'s.
   Capabilities capabilities() const override;
-  ArmResult arm(const ArmContext& context) override;
-  void disarm(const ArmContext& context) override;
+  TickArm& tick_arm() override { return contexts_; }
 
-  static constexpr int kMaxDepth = 32;  // deeper execute() calls run unsampled (their time
-                                        // is their caller's registered function's)
-  struct Running {  // one execute() on this thread's stack of them
-    std::atomic<asIScriptContext*> ctx{nullptr};  // read by arm() on the timer thread
-    std::uint32_t process = 0;
-  };
   // A sample of the running contexts after a suspension at `depth`, ended by the registered
   // function the tick found (if any).
   void sample_suspended(int depth, asIScriptFunction* leaf_native);
@@ -95,7 +89,7 @@ class AngelScriptSampler final : private RuntimeAdapter {
   void sample_outside(asIScriptFunction* leaf);
   // Records the waiting ticks and bytes as samples of frames(); nothing when none wait.
   void record_pending(const SamplerEngine::Sampling& sampling, std::uint32_t process);
-  // Appends the stacks of running_[0..depth), root first; `inner_native`: each outer
+  // Appends the stacks of the contexts running at [0, depth), root first; `inner_native`: each outer
   // context's registered function that called the next one.
   void append_running(int depth);
   // Appends ctx's call stack, root first (a nested state's registered function included).
@@ -107,7 +101,7 @@ class AngelScriptSampler final : private RuntimeAdapter {
   void release_functions();
 
   SamplerEngine engine_{this};
-  Running running_[kMaxDepth];  // execute() calls, outermost first; running_[depth_ - 1] runs
+  ContextArm contexts_;  // execute() calls, outermost first, and the tick's suspensions
   std::unordered_map<asIScriptFunction*, FunctionId> ids_;  // this run's functions (each AddRef'd)
   std::unordered_map<std::string, FunctionId> ids_by_text_;  // every run's: identity past a run
   std::unordered_map<asIScriptContext*, std::uint32_t> processes_;
@@ -116,15 +110,6 @@ class AngelScriptSampler final : private RuntimeAdapter {
   std::uint32_t next_process_ = 1;  // 0 is the host thread itself
   FunctionId host_frame_ = kNoFunction;
   bool in_sample_ = false;  // our own walk allocates through AngelScript: not the program's
-
-  // Shared with the signal handler (lock-free atomics; running_[i] is written before depth_
-  // covers it, on this thread).
-  std::atomic<int> depth_{0};
-  std::atomic<int> arming_{0};  // arm() calls reading running_ now: execute() waits them out
-
-  std::atomic<asIScriptContext*> armed_[kMaxDepth] = {};          // asked to suspend, by depth
-  std::atomic<asIScriptFunction*> armed_native_[kMaxDepth] = {};  // the registered function it was in
-  std::atomic<bool> armed_late_[kMaxDepth] = {};  // the arm found it stopped once its flag was set
 };
 
 // The host's call in place of ctx->Execute(): sampled when a run is on this thread.

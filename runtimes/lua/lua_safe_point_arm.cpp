@@ -4,7 +4,9 @@
 
 namespace scriptprof::lua {
 
-ArmResult LuaSafePointArm::arm_running(lua_State* L, const ArmContext& context) {
+ArmResult LuaSafePointArm::arm(const ArmContext& context) {
+  lua_State* L = running_.load(std::memory_order_acquire);
+  if (!L) return ArmResult::Elsewhere;
   if (!stack_settled(L)) return ArmResult::NotNow;  // its frames point into a freed block
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (armed == L) {
@@ -13,7 +15,7 @@ ArmResult LuaSafePointArm::arm_running(lua_State* L, const ArmContext& context) 
       // the arm; if a hook could now fail for want of slots, the arm is taken back.
       if (!hook_has_room(L)) {
         disarm(false, context);
-        engine_.drop_pending(context);
+        context.drop_pending();
       } else if (!pending_c_.fn) {
         note_c_frame(L);
       }
@@ -34,7 +36,9 @@ ArmResult LuaSafePointArm::arm_running(lua_State* L, const ArmContext& context) 
 // hook of the program's, under call counting or inside the profiler's own work, the ticks wait
 // for a signal once it runs (NotNow). A thread that wakes in the microseconds between the
 // kernel's word and the writes, and sets a hook, keeps its own: the writes lose (NotNow).
-ArmResult LuaSafePointArm::arm_blocked(lua_State* L, const ArmContext&) {
+ArmResult LuaSafePointArm::arm_blocked(const ArmContext&) {
+  lua_State* L = running_.load(std::memory_order_acquire);
+  if (!L || counting_ || in_profiler_.load(std::memory_order_acquire)) return ArmResult::NotNow;
   if (!stack_settled(L)) return ArmResult::NotNow;
   if (armed_.load(std::memory_order_acquire) != nullptr) return ArmResult::AlreadyArmed;
   if (!g_state_layout_verified.load(std::memory_order_acquire) || lua_gethook(L) != nullptr ||
@@ -75,7 +79,7 @@ bool LuaSafePointArm::arm(lua_State* L, const ArmContext& context) {
   // Saved now, that half would be restored after the sample in place of what it sets.
   if ((lua_gethook(L) == nullptr) != (lua_gethookmask(L) == 0)) return false;
   if (!hook_has_room(L)) {
-    engine_.drop_pending(context);
+    context.drop_pending();
     return false;
   }
   int mask = lua_gethookmask(L);
@@ -164,12 +168,11 @@ void LuaSafePointArm::disarm(bool fired, const ArmContext&) {
   armed_.store(nullptr, std::memory_order_release);
 }
 
-void LuaSafePointArm::stack_block_grew(const void* old_block) {
+void LuaSafePointArm::stack_block_grew(const void* old_block, const ArmContext& context) {
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (!armed || !may_be_stack_of(armed, old_block)) return;
-  SamplerEngine::ArmMove move(engine_);
-  disarm(false, move.context());
-  engine_.drop_pending(move.context());
+  disarm(false, context);
+  context.drop_pending();
 }
 
 // lua_sethook restarted the program's instruction count: put back what was left of it, less

@@ -23,7 +23,7 @@ extern "C" {
 
 namespace scriptprof::lua {
 
-class LuaSafePointArm {
+class LuaSafePointArm final : public TickArm {
  public:
   // Safe-point work the signal handler could not finish: the C function a tick found running.
   struct PendingCFrame {
@@ -31,9 +31,12 @@ class LuaSafePointArm {
     const void* ci = nullptr;  // its CallInfo
   };
 
-  // Ticks waiting are dropped through `engine`; `counting` (the sampler's: the run counts calls,
-  // our hook is on every thread) changes what an arm borrows.
-  LuaSafePointArm(SamplerEngine& engine, const bool& counting) : engine_(engine), counting_(counting) {}
+  // `running`: the state running Lua code now; `counting` (the sampler's: the run counts calls,
+  // our hook is on every thread) changes what an arm borrows; `in_profiler`: the profiler's own
+  // work, where no blocked arm lands. It holds no engine: a tick reaches it only through the
+  // ArmContext it is given.
+  LuaSafePointArm(const std::atomic<lua_State*>& running, const bool& counting, const std::atomic<bool>& in_profiler)
+      : running_(running), counting_(counting), in_profiler_(in_profiler) {}
 
   // Normal context, before the timer can tick: nothing armed or pending; `in_place`: this Lua
   // grows stacks with realloc in place (5.4.0-5.4.2), which the allocator tells us of.
@@ -46,11 +49,11 @@ class LuaSafePointArm {
     pending_c_ = {};
   }
 
-  // The RuntimeAdapter's arm for the running state L (the tick).
-  ArmResult arm_running(lua_State* L, const ArmContext& context);
-  // The same from the timer's thread while L's thread is blocked in the kernel (the caller has
-  // checked that no call counting and no profiler work is under way).
-  ArmResult arm_blocked(lua_State* L, const ArmContext& context);
+  // TickArm: the tick arms the running state; from the timer's thread, the running state while
+  // its thread is blocked in the kernel; disarm takes back an arm that has not fired.
+  ArmResult arm(const ArmContext& context) override;
+  ArmResult arm_blocked(const ArmContext& context) override;
+  void disarm(const ArmContext& context) override { disarm(false, context); }
   // Arms L's next safe point; false when it did not (the tick, or an ArmMove).
   bool arm(lua_State* L, const ArmContext& context);
   // Puts back the hook the armed state had; `fired`: from the armed hook itself.
@@ -93,10 +96,10 @@ class LuaSafePointArm {
     lua_State* armed = armed_.load(std::memory_order_relaxed);
     return armed && block == stack_block(armed);
   }
-  // From the allocator wrapper (normal context): a block as big as a stack near LUAI_MAXSTACK.
-  // If it is the armed state's stack growing, a hook could now fail for want of slots: the arm
-  // is taken back and its ticks dropped.
-  void stack_block_grew(const void* old_block);
+  // From the allocator wrapper (normal context, inside the caller's ArmMove): a block as big as
+  // a stack near LUAI_MAXSTACK. If it is the armed state's stack growing, a hook could now fail
+  // for want of slots: the arm is taken back and its ticks dropped.
+  void stack_block_grew(const void* old_block, const ArmContext& context);
 
   // After the sample: lua_sethook restarted the program's instruction count; puts back what was
   // left of it. True when the program's own count event falls on this instruction.
@@ -107,8 +110,9 @@ class LuaSafePointArm {
   bool stack_settled(lua_State* L);      // no stack move under way
   void note_c_frame(lua_State* L);
 
-  SamplerEngine& engine_;
+  const std::atomic<lua_State*>& running_;
   const bool& counting_;
+  const std::atomic<bool>& in_profiler_;
   std::atomic<lua_State*> armed_{nullptr};  // state whose hook we replaced, or null
   HostHook saved_;                          // armed_'s own hook, restored after the sample
   bool borrowed_ = false;                   // armed on the program's own hook's events

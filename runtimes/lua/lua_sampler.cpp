@@ -176,22 +176,10 @@ void LuaSampler::finish_limit() {
 
 // ---- Signal path: LuaSafePointArm (lua_safe_point_arm.cpp) ---------------------------------
 
-ArmResult LuaSampler::arm(const ArmContext& context) {
-  lua_State* L = current_.load(std::memory_order_acquire);
-  if (!L) return ArmResult::Elsewhere;
-  return arm_.arm_running(L, context);
-}
-
-// With call counting or inside the profiler's own work, the ticks wait for a signal once the
-// blocked thread runs (NotNow).
-ArmResult LuaSampler::arm_blocked(const ArmContext& context) {
-  lua_State* L = current_.load(std::memory_order_acquire);
-  if (!L || counting_ || in_profiler_.load(std::memory_order_acquire)) return ArmResult::NotNow;
-  return arm_.arm_blocked(L, context);
-}
-
 void LuaSampler::on_stack_block(const void* old_block) {
-  if (engine_.sampling()) arm_.stack_block_grew(old_block);
+  if (!engine_.sampling()) return;
+  SamplerEngine::ArmMove move(engine_);
+  arm_.stack_block_grew(old_block, move.context());
 }
 
 // ---- Hook: the safe point -------------------------------------------------------------------

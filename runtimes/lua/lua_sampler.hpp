@@ -205,11 +205,9 @@ class LuaSampler final : private RuntimeAdapter {
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
 
  private:
-  // The adapter contract (RuntimeAdapter): the engine's tick arms the running state.
+  // The adapter contract (RuntimeAdapter): the engine's tick arms the running state (arm_).
   Capabilities capabilities() const override;
-  ArmResult arm(const ArmContext& context) override;          // the tick (signal context)
-  ArmResult arm_blocked(const ArmContext& context) override;  // the timer's thread, this one blocked
-  void disarm(const ArmContext& context) override { arm_.disarm(false, context); }
+  TickArm& tick_arm() override { return arm_; }
   void take_sample(const SamplerEngine::Sampling& sampling, lua_State* L, bool skip_leaf);
   void append_c_frame(const void* fn);
   // Records the walked frames_ into one profile (under the zones open, when embedded).
@@ -255,7 +253,7 @@ class LuaSampler final : private RuntimeAdapter {
   LuaFunctionTable functions_{engine_};                                  // identities and names
   LuaHookSharing sharing_{engine_, in_profiler_};                        // the program's hooks
   LuaCallCounter counter_{engine_, functions_, sharing_, in_profiler_};  // exact calls
-  LuaSafePointArm arm_{engine_, counting_};                              // the signal path
+  LuaSafePointArm arm_{current_, counting_, in_profiler_};               // the signal path
   LuaStackWalker walker_{functions_, chain_, frames_, lines_};           // the sample's frames
 };
 

@@ -31,6 +31,7 @@ extern "C" {
 #include "jit_profiler_bridge.hpp"
 #include "luajit_function_table.hpp"
 #include "luajit_hook_sharing.hpp"
+#include "luajit_tick_arm.hpp"
 #include "lua_excluded_processes.hpp"
 #include "scriptprof/process_chain.hpp"
 #include "scriptprof/sampler_engine.hpp"
@@ -123,9 +124,7 @@ class LuaJitSampler final : private RuntimeAdapter {
 
  private:
   Capabilities capabilities() const override;
-  ArmResult arm(const ArmContext& context) override;  // the tick (signal context)
-  ArmResult arm_blocked(const ArmContext& context) override;  // the timer's thread, this one blocked
-  void disarm(const ArmContext&) override { armed_.store(false, std::memory_order_relaxed); }
+  TickArm& tick_arm() override { return tick_arm_; }
 
   // The stack of L and its resumers, root first, into the engine's frames and lines.
   void walk(lua_State* L);
@@ -147,7 +146,6 @@ class LuaJitSampler final : private RuntimeAdapter {
   SamplerEngine engine_{this};
   LuaJitFunctionTable functions_{engine_};  // identities and names
   JitProfilerBridge bridge_;
-  std::atomic<bool> armed_{false};
   bool counting_ = false;
   bool jit_was_on_ = true;
   ProcessChain chain_;
@@ -159,6 +157,7 @@ class LuaJitSampler final : private RuntimeAdapter {
   std::atomic<bool> in_profiler_{false};
   std::atomic<int> hook_writes_{0};        // HookWrite sections open: no trigger
   LuaJitHookSharing sharing_{engine_, hook_writes_};  // the program's hook beside counting's
+  LuaJitTickArm tick_arm_{main_, bridge_, in_profiler_, hook_writes_, counting_};  // the signal path
   lua_Alloc host_alloc_ = nullptr;         // the allocator wrapped (null: not wrapped)
   void* host_alloc_ud_ = nullptr;
 

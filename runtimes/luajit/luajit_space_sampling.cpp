@@ -65,8 +65,7 @@ void LuaJitSampler::remove_allocator(lua_State* L) {
 // Normal context, inside the allocator: the next safe point samples, as after a tick.
 void LuaJitSampler::arm_for_allocation() {
   SamplerEngine::ArmMove move(engine_);
-  armed_.store(true, std::memory_order_relaxed);
-  bridge_.trigger();
+  tick_arm_.arm_now(move.context());
 }
 
 void LuaJitSampler::new_gc_sentinel(lua_State* L) {

@@ -41,9 +41,9 @@ class NativeSampler final : private RuntimeAdapter {
  private:
   // The adapter contract: nothing to arm (the zones are the stack), so the engine only counts.
   Capabilities capabilities() const override;
-  ArmResult arm(const ArmContext&) override { return ArmResult::Elsewhere; }
-  void disarm(const ArmContext&) override {}
+  TickArm& tick_arm() override { return no_arm_; }
 
+  PollingArm no_arm_;
   SamplerEngine engine_{this};
   std::vector<FunctionId> zone_ids_;            // zone -> function in the profiles
 };

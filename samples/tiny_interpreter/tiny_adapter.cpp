@@ -17,18 +17,10 @@ TinyAdapter::~TinyAdapter() { stop(); }
 Capabilities TinyAdapter::capabilities() const {
   Capabilities c;
   c.runtime = "tiny";
-  c.signal_arm = true;   // arm() only stores an atomic flag
+  c.signal_arm = true;   // TinyTickArm only stores an atomic flag
   c.call_events = true;  // Vm::Hooks::on_call sees every call
   return c;              // no allocator or GC of its own: no space or gc profiles
 }
-
-// Signal context. Async-signal-safe: one lock-free atomic exchange, nothing else. The
-// interpreter polls the flag between instructions (and inside long native work).
-ArmResult TinyAdapter::arm(const ArmContext&) {
-  return vm_.interrupt.exchange(true, std::memory_order_relaxed) ? ArmResult::AlreadyArmed : ArmResult::Armed;
-}
-
-void TinyAdapter::disarm(const ArmContext&) { vm_.interrupt.store(false, std::memory_order_relaxed); }
 
 bool TinyAdapter::start(const RunSettings& settings, std::string* error) {
   if (!engine_.start(settings, settings.count_calls, error)) return false;

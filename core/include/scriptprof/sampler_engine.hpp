@@ -62,31 +62,57 @@ class SamplerEngine;
 // Proof that the caller may move an arm: it runs in the timer's tick (the signal handler, or the
 // timer's thread in a blocked hand-over), where the engine hands one to the adapter, or it holds
 // a SamplerEngine::ArmMove, which gives one for its lifetime. Nothing else can make one, so an
-// arm or a disarm from anywhere else does not compile. Everything an ArmContext admits must be
-// async-signal-safe.
+// arm or a disarm from anywhere else does not compile. It is also the only way to the engine
+// there: what it offers is async-signal-safe (atomics only).
 class ArmContext {
  public:
   ArmContext(const ArmContext&) = delete;
   ArmContext& operator=(const ArmContext&) = delete;
+  // Ticks waiting for a sample.
+  std::uint64_t pending_ticks() const;
+  // The waiting ticks are dropped: a sample could not be taken safely (health.no_room).
+  void drop_pending() const;
 
  private:
   friend class SamplerEngine;
-  ArmContext() = default;
+  explicit ArmContext(SamplerEngine& engine) : engine_(engine) {}
+  SamplerEngine& engine_;
 };
 
-// The adapter contract: what the engine asks of an interpreter.
-class RuntimeAdapter {
+// The adapter's part that takes the ticks, in signal context or on the timer's thread. It is
+// given an ArmContext and nothing else of the engine: an implementation holds no SamplerEngine,
+// so a call of the interpreter thread's engine surface from a tick does not compile.
+class TickArm {
  public:
-  virtual ~RuntimeAdapter() = default;
-  virtual Capabilities capabilities() const = 0;  // read when a run starts
-  // The tick (signal context, only when capabilities().signal_arm), or an ArmMove: ask the
-  // running process for a sample at its next safe point.
+  // The tick (signal context, only when capabilities().signal_arm; the timer's thread when
+  // thread_arm), or an ArmMove: ask the running process for a sample at its next safe point.
   virtual ArmResult arm(const ArmContext& context) = 0;
   // An ArmMove: take back an arm that has not fired.
   virtual void disarm(const ArmContext& context) = 0;
   // The timer's thread, the profiled thread found blocked (only when capabilities().blocked_arm):
   // as arm(), for the first safe point after it wakes.
   virtual ArmResult arm_blocked(const ArmContext&) { return ArmResult::NotNow; }
+
+ protected:
+  ~TickArm() = default;
+};
+
+// The tick of a runtime that polls (no signal_arm, no thread_arm): nothing to arm.
+class PollingArm final : public TickArm {
+ public:
+  ArmResult arm(const ArmContext&) override { return ArmResult::Elsewhere; }
+  void disarm(const ArmContext&) override {}
+};
+
+// The adapter contract: what the engine asks of an interpreter. The engine's own surface is
+// split the same way: SamplerEngine's public members are for the interpreter's thread (the
+// adapter's normal code: run state, safe points, hooks), ArmContext's for a tick, and
+// on_tick()/on_blocked_tick() for the timer.
+class RuntimeAdapter {
+ public:
+  virtual ~RuntimeAdapter() = default;
+  virtual Capabilities capabilities() const = 0;  // read when a run starts
+  virtual TickArm& tick_arm() = 0;                // read when a run starts
 };
 
 // A sample's worth of pending weight, handed to the adapter at its safe point.
@@ -201,7 +227,7 @@ class SamplerEngine {
   // cannot go without its exit.
   class ArmMove {
    public:
-    explicit ArmMove(SamplerEngine& engine) : claim_(engine.claim_), was_(claim_.enter()) {}
+    explicit ArmMove(SamplerEngine& engine) : claim_(engine.claim_), was_(claim_.enter()), context_(engine) {}
     ~ArmMove() { claim_.leave(was_); }
     ArmMove(const ArmMove&) = delete;
     ArmMove& operator=(const ArmMove&) = delete;
@@ -215,10 +241,6 @@ class SamplerEngine {
   };
   // Ticks waiting for a sample (signal-safe read).
   std::uint64_t pending_ticks() const { return pending_.load(std::memory_order_relaxed); }
-  // Ticks that found the arm still set a tick later (the adapter's own judgement).
-  void count_merged(std::uint64_t ticks) { merged_.fetch_add(ticks, std::memory_order_relaxed); }
-  // The waiting ticks are dropped: a sample could not be taken safely (health.no_room).
-  void drop_pending(const ArmContext&);
   // Whether the current process is excluded from collection (Allegro's profile-process-p).
   void set_current_excluded(bool excluded) {
     current_excluded_.store(excluded, std::memory_order_relaxed);
@@ -292,8 +314,11 @@ class SamplerEngine {
   void take_ticks(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns, bool blocked);
   void arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns, bool blocked);  // holding claim_
   std::uint64_t wake_tail();  // at a sample: the ticks of a blocked hand-over's last stretch
+  friend class ArmContext;
+  void drop_pending();  // signal-safe (ArmContext::drop_pending)
 
   RuntimeAdapter* adapter_;
+  TickArm* arm_ = nullptr;  // the adapter's, read when a run starts
   bool signal_arm_ = false;  // the adapter's capability, read once per run (not per tick)
   bool arm_on_thread_ = false;  // ticks from a timer thread (capabilities().thread_arm)
   bool blocked_arm_ = false;    // capabilities().blocked_arm
@@ -351,5 +376,8 @@ class SamplerEngine {
   std::atomic<bool> current_excluded_{false};
   std::atomic<std::uint64_t> excluded_ticks_{0};
 };
+
+inline std::uint64_t ArmContext::pending_ticks() const { return engine_.pending_ticks(); }
+inline void ArmContext::drop_pending() const { engine_.drop_pending(); }
 
 }  // namespace scriptprof

@@ -53,6 +53,7 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
   counting_ = counting;
   call_runs_ = {};  // (suspend gave the last run's calls to its profiles)
   const Capabilities caps = adapter_->capabilities();
+  arm_ = &adapter_->tick_arm();
   signal_arm_ = caps.signal_arm || caps.thread_arm;
   arm_on_thread_ = caps.thread_arm;
   blocked_arm_ = caps.signal_arm && caps.blocked_arm && !caps.thread_arm;
@@ -121,7 +122,7 @@ void SamplerEngine::suspend() {
   armed_in_block_ = false;
   {
     ArmMove move(*this);
-    adapter_->disarm(move.context());
+    arm_->disarm(move.context());
   }
   sampling_ = false;
   update_calls_now();
@@ -285,8 +286,8 @@ void SamplerEngine::arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns,
   // Before the arm: the thread may wake and take its sample before arm_blocked() returns. An
   // arm that did not take leaves the flag as it was (an earlier look's arm still waits).
   const bool was_armed_in_block = blocked && armed_in_block_.exchange(true, std::memory_order_acq_rel);
-  const ArmContext tick;  // the claim is held: this is the tick's arm
-  const ArmResult result = blocked ? adapter_->arm_blocked(tick) : adapter_->arm(tick);
+  const ArmContext tick(*this);  // the claim is held: this is the tick's arm
+  const ArmResult result = blocked ? arm_->arm_blocked(tick) : arm_->arm(tick);
   if (blocked && result != ArmResult::Armed && !was_armed_in_block) {
     bool set = true;  // unless a sample took it meanwhile
     armed_in_block_.compare_exchange_strong(set, false, std::memory_order_acq_rel);
@@ -305,7 +306,7 @@ void SamplerEngine::arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns,
 }
 
 // Signal context, or normal context inside the critical section.
-void SamplerEngine::drop_pending(const ArmContext&) {
+void SamplerEngine::drop_pending() {
   no_room_.fetch_add(pending_.exchange(0, std::memory_order_acq_rel), std::memory_order_relaxed);
 }
 
