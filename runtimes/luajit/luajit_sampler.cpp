@@ -60,6 +60,7 @@ Capabilities LuaJitSampler::capabilities() const {
   c.blocked_arm = true;
   c.call_events = true;   // call hooks, with the JIT off for the run
   c.gc_events = true;     // a finalized sentinel per cycle (luajit_space_sampling.cpp)
+  c.gc_time = true;       // the VM state at a tick: the collector's samples are (gc)
   c.alloc_events = true;  // a wrapper of LuaJIT's allocator (the same file)
   return c;
 }

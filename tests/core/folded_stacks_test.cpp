@@ -47,6 +47,19 @@ TEST_CASE("folded stacks read back into the same profile") {
   CHECK(write_folded(back) == write_folded(e.profile));
 }
 
+// Whether the GC seconds are the collector's (gc_measured) travels with them: a PUC Lua run
+// read back still says its GC time was not measured.
+TEST_CASE("folded: GC time not measured stays so when read back") {
+  auto e = test::worked_example("");
+  e.profile.gc_measured = false;
+  e.profile.gc_seconds = 0.125;
+  Profile back = read_ok(write_folded(e.profile));
+  CHECK_FALSE(back.gc_measured);
+  CHECK(back.gc_seconds == 0.125);
+  e.profile.gc_measured = true;
+  CHECK(read_ok(write_folded(e.profile)).gc_measured);
+}
+
 TEST_CASE("folded: a file without its time line is read with a guess, and says so") {
   auto e = test::worked_example("");
   std::vector<std::string> warnings;

@@ -49,6 +49,24 @@ TEST_CASE("flat report with lines 1 - 5 - 9 and plain labels") {
   CHECK(statprof_flat_report(e.profile) == expected);
 }
 
+// A runtime that cannot tell the collector's time (PUC Lua: its steps run inside allocations)
+// must not print "0.0 seconds in GC"; one that can prints its share to the nanosecond, as
+// Guile's nanosecond clocks do, not a 17-digit quotient.
+TEST_CASE("the footer says when GC time is not measured, and prints GC seconds to the nanosecond") {
+  auto e = test::worked_example();
+  Profile& p = e.profile;
+  p.gc_measured = false;
+  CHECK(statprof_flat_report(p).find("\nTotal time: 1.0 seconds (GC time not measured on this runtime)\n") != std::string::npos);
+  p.gc_seconds = 0.25;  // time in explicit collections (collectgarbage)
+  CHECK(statprof_flat_report(p).find(
+            "\nTotal time: 1.0 seconds (0.25 seconds in explicit collections; other GC time not measured on this runtime)\n") !=
+        std::string::npos);
+  p.gc_measured = true;
+  p.total_seconds = 0.060343345;
+  p.gc_seconds = 0.060343345 * 38 / 64;  // the collector's share of the samples
+  CHECK(statprof_flat_report(p).find("\nTotal time: 0.060343345 seconds (0.035828861 seconds in GC)\n") != std::string::npos);
+}
+
 TEST_CASE("Guile 3's every-frame cumulative is available for byte-compatibility") {
   auto e = test::worked_example();
   FlatReportOptions o;

@@ -103,8 +103,10 @@ profiler.display(path)
 local text = io.open(path):read("*a")
 H.check(text:find("^%%     cumulative   self             \ntime   seconds    seconds   calls   procedure\n") ~= nil,
         "display writes Guile 3's header with calls:\n%s", text)
-H.check(text:find("\n%-%-%-\nSample count: " .. n2 .. "\nTotal time: [%d.e%-]+ seconds %(0%.0 seconds in GC%)\n$") ~= nil,
-        "display writes the footer")
+-- PUC Lua's collector steps inside allocations, where no sample can tell it: the footer says
+-- its time is not measured rather than print 0.0 seconds in GC.
+H.check(text:find("\n%-%-%-\nSample count: " .. n2 .. "\nTotal time: [%d.e%-]+ seconds %(GC time not measured on this runtime%)\n$") ~= nil,
+        "display writes the footer:\n%s", text)
 local fh = io.open(path, "w")
 profiler.display(fh, {labels = "guile"})
 fh:close()

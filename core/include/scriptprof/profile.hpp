@@ -78,6 +78,10 @@ class Profile {
   std::uint64_t period_ns = 10'000'000;
   double total_seconds = 0.0;          // measured profiled time (T)
   double gc_seconds = 0.0;
+  // Whether gc_seconds is the collector's time (the runtime tells it at a sample: LuaJIT's VM
+  // state; Guile's clock). Else it covers only explicit collections (a runtime whose collector
+  // steps inside allocations no sample can tell), and reports say the rest is not measured.
+  bool gc_measured = true;
   std::uint64_t start_unix_ns = 0;     // wall-clock start of the run (0 if unknown)
   bool keep_samples = false;           // full stacks: keep every sample record
   std::string runtime_note;            // a line the runtime adds atop reports ("JIT off ...")

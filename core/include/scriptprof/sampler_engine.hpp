@@ -39,6 +39,9 @@ struct Capabilities {
   bool call_events = false;   // call hooks: exact call counts
   bool alloc_events = false;  // its allocator reports bytes: space profiles
   bool gc_events = false;     // it reports GC cycles: gcprof
+  // A sample tells collector time from the program's (LuaJIT's VM state): the profile's
+  // gc_seconds is the collector's time, not only explicit collections'.
+  bool gc_time = false;
   // arm() may run on another thread beside the running program (and then also in the engine's
   // critical section's absence): ticks come from a timer thread, the program gets no signal.
   bool thread_arm = false;

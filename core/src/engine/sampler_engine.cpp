@@ -54,6 +54,7 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
   call_runs_ = {};  // (suspend gave the last run's calls to its profiles)
   const Capabilities caps = adapter_->capabilities();
   arm_ = &adapter_->tick_arm();
+  for (auto& p : profiles_) p->gc_measured = caps.gc_time;
   signal_arm_ = caps.signal_arm || caps.thread_arm;
   arm_on_thread_ = caps.thread_arm;
   blocked_arm_ = caps.signal_arm && caps.blocked_arm && !caps.thread_arm;

@@ -32,7 +32,7 @@ std::string time_scale_text(const Profile& p, bool in_time_order) {
   const char* clock = p.clock == ClockKind::Cpu ? "cpu" : p.clock == ClockKind::Wall ? "wall" : "alloc";
   return "scriptprof period_ns=" + std::to_string(p.period_ns) + " samples=" + std::to_string(p.sample_weight()) +
          " total_seconds=" + shortest(p.total_seconds) + " gc_seconds=" + shortest(p.gc_seconds) +
-         " clock=" + clock + (in_time_order ? " order=time" : "");
+         (p.gc_measured ? "" : " gc=explicit") + " clock=" + clock + (in_time_order ? " order=time" : "");
 }
 
 std::string no_timeline_message(const char* needs) {
@@ -62,6 +62,7 @@ TimeScale parse_time_scale(std::string_view s) {
     else if (key == "total_seconds") parse_seconds(value, &t.total_seconds);
     else if (key == "gc_seconds") parse_seconds(value, &t.gc_seconds);
     else if (key == "order") t.time_order = value == "time";
+    else if (key == "gc") t.gc_measured = value != "explicit";
     else if (key == "clock")
       t.clock = value == "cpu" ? static_cast<int>(ClockKind::Cpu)
               : value == "wall" ? static_cast<int>(ClockKind::Wall)
@@ -87,6 +88,7 @@ std::string apply_time_scale(const TimeScale& scale, Profile* p, std::uint64_t f
     per_sample = scale.total_seconds / static_cast<double>(scale.samples);
   p->total_seconds = whole ? scale.total_seconds : n * per_sample;
   if (whole && scale.gc_seconds >= 0) p->gc_seconds = scale.gc_seconds;  // a cut file's share is unknown
+  p->gc_measured = scale.gc_measured;
   return "";
 }
 

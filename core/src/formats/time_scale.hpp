@@ -11,7 +11,8 @@ namespace scriptprof {
 
 class Profile;
 
-// "scriptprof period_ns=1000000 samples=330 total_seconds=0.336 gc_seconds=0 clock=cpu", and
+// "scriptprof period_ns=1000000 samples=330 total_seconds=0.336 gc_seconds=0 clock=cpu" (with
+// " gc=explicit" where the runtime could not tell the collector's time: Profile::gc_measured), and
 // " order=time" from a writer whose file holds the samples in the order they came (a run with
 // full stacks, as a speedscope or Sampler file): its reader then gives the profile its timeline
 // back, for the formats that need one (chrome, lms).
@@ -27,6 +28,7 @@ struct TimeScale {
   std::uint64_t samples = 0;       // the sample weight total_seconds was measured over (0: not given)
   double total_seconds = -1;       // < 0: not given
   double gc_seconds = -1;
+  bool gc_measured = true;         // gc=explicit: gc_seconds covers explicit collections only
   int clock = -1;                  // a ClockKind, or -1
   bool time_order = false;         // order=time: the file's samples are in the order they came
 };

@@ -68,6 +68,7 @@ void merge_profile(Profile* into, const Profile& from) {
   into->frame_marks.insert(into->frame_marks.end(), from.frame_marks.begin(), from.frame_marks.end());
   into->total_seconds += from.total_seconds;
   into->gc_seconds += from.gc_seconds;
+  into->gc_measured = into->gc_measured && from.gc_measured;
   SamplerHealth& h = into->health;
   h.signals += from.health.signals;
   h.samples_taken += from.health.samples_taken;

@@ -4,6 +4,7 @@
 
 #include "scriptprof/guile_number_format.hpp"
 
+#include "statprof_footer.hpp"
 #include "text_util.hpp"
 
 namespace scriptprof {
@@ -84,9 +85,7 @@ std::string statprof_flat_report(const Profile& p, const FlatReportOptions& opt)
                  : "    -  ";
     out += report_label(p, s.function, opt.labels) + "\n";
   }
-  out += "---\nSample count: " + std::to_string(p.sample_weight()) + "\n";
-  out += "Total time: " + guile_display(p.total_seconds) + " seconds (" +
-         guile_display(p.gc_seconds) + " seconds in GC)\n";
+  out += statprof_footer(p);
   return visible_text(out);
 }
 

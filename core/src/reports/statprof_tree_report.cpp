@@ -6,6 +6,7 @@
 
 #include "scriptprof/call_stats.hpp"
 #include "scriptprof/guile_number_format.hpp"
+#include "statprof_footer.hpp"
 #include "text_util.hpp"
 
 namespace scriptprof {
@@ -13,10 +14,6 @@ namespace {
 
 using Group = std::vector<FunctionId>;
 
-std::string footer(const Profile& p) {
-  return "---\nSample count: " + std::to_string(p.sample_weight()) + "\nTotal time: " +
-         guile_display(p.total_seconds) + " seconds (" + guile_display(p.gc_seconds) + " seconds in GC)\n";
-}
 
 // "name at file:line:0" in Guile's style, else the label.
 std::string tree_label(const Profile& p, FunctionId f, LabelStyle style) {
@@ -132,7 +129,7 @@ std::string statprof_tree_report(const Profile& p, LabelStyle style) {
            "% " + nodes[n].label + "\n";
     push_children(n, depth + 1);
   }
-  return visible_text(out + footer(p));
+  return visible_text(out + statprof_footer(p));
 }
 
 std::string statprof_anomalies_report(const Profile& p, LabelStyle style) {

@@ -1,0 +1,13 @@
+// The footer of the statprof flat and tree reports (internal to the core).
+#pragma once
+#include <string>
+
+namespace scriptprof {
+
+class Profile;
+
+// "---", "Sample count: N" and "Total time: T seconds (G seconds in GC)", as Guile prints
+// them; where the runtime cannot tell the collector's time, the GC part says so.
+std::string statprof_footer(const Profile& p);
+
+}  // namespace scriptprof
