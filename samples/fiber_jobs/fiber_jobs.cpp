@@ -134,7 +134,6 @@ void run_worker(Worker* w) {
 
   const uint32_t frame_zone = scriptprof_zone_id("frame");
   for (bool any = true; any;) {
-    scriptprof_frame();
     scriptprof_zone_begin(frame_zone);
     any = false;
     for (auto& job : jobs) {
@@ -146,8 +145,8 @@ void run_worker(Worker* w) {
     }
     physics_step();
     scriptprof_zone_end(frame_zone);
+    scriptprof_frame();  // the frame ends
   }
-  scriptprof_frame();
   for (auto& job : jobs)
     if (!job->error.empty()) w->error = job->name + ": " + job->error;
   if (scriptprof_stop(w->profiler, L) != SCRIPTPROF_OK) w->error = scriptprof_error();

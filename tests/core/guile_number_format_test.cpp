@@ -36,3 +36,16 @@ TEST_CASE("display of a flonum") {
   CHECK(guile_display(9.765625e-4) == "9.765625e-4");
   CHECK(guile_display(12345678901.5) == "12345678901.5");
 }
+
+// Seconds in reports: Guile's display where it is fixed notation, to the nanosecond, and never
+// an exponent (5.38113e-4) or the 17 digits of a computed share (0.18139194931764707).
+TEST_CASE("report seconds are fixed notation to the nanosecond") {
+  CHECK(scriptprof::report_seconds(0.0) == "0.0");
+  CHECK(scriptprof::report_seconds(1.0) == "1.0");
+  CHECK(scriptprof::report_seconds(1.371277104) == "1.371277104");
+  CHECK(scriptprof::report_seconds(5.38113e-4) == "0.000538113");
+  CHECK(scriptprof::report_seconds(0.18139194931764707) == "0.181391949");
+  CHECK(scriptprof::report_seconds(2.0000000004) == "2.0");
+  CHECK(scriptprof::report_seconds(59.9999999996) == "60.0");
+  for (double x : {1.0, 1.371277104, 0.375319459, 0.5, 12.25}) CHECK(scriptprof::report_seconds(x) == scriptprof::guile_display(x));
+}

@@ -1,4 +1,5 @@
--- Frame markers: profiler.frame() once per game frame; the "frames" report gives the average
+-- Frame markers: profiler.frame() at the end of each game frame (the first began with the run: N
+-- marks, N frames); the "frames" report gives the average
 -- frame and the slowest ones with what ran on top of the stack in each. The busy loops spend
 -- their time in Lua (a bare os.clock loop is on top in os.clock, which is charged its time).
 local profiler = require "profiler"
@@ -9,11 +10,10 @@ local function hitch() local t0 = os.clock() while os.clock() - t0 < 0.040 do fo
 
 profiler.statprof(function()
   for frame = 1, 8 do
-    profiler.frame()
     update()
     if frame == 6 then hitch() end
+    profiler.frame()
   end
-  profiler.frame()
 end, {hz = 1000, full_stacks = true, display = false})
 
 local path = os.tmpname()
@@ -45,8 +45,7 @@ f:write([[
 local profiler = require "profiler"
 local function update() local t0 = os.clock() while os.clock() - t0 < 0.004 do for _ = 1, 2000 do end end end
 local function hitch() local t0 = os.clock() while os.clock() - t0 < 0.040 do for _ = 1, 2000 do end end end
-for frame = 1, 5 do profiler.frame() update() if frame == 2 then hitch() end end
-profiler.frame()
+for frame = 1, 5 do update() if frame == 2 then hitch() end profiler.frame() end
 ]])
 f:close()
 local out, status = H.run(string.format("%s --hz 1000 --full-stacks --style frames --slowest-frames 1 %s", H.luaprof, script))

@@ -11,12 +11,12 @@ namespace scriptprof {
 
 struct FrameSpan {
   std::uint32_t thread;
-  std::size_t index;       // 1 = the frame after the first mark
+  std::size_t index;       // 1 = the first frame, which the first mark ends
   std::uint64_t begin_ns;  // profiled time, as samples carry it
   std::uint64_t end_ns;
 };
 
-// Frames per thread: from each mark to the next, in time order.
+// Frames per thread, in time order: a mark ends a frame, the first begun with the profile.
 std::vector<FrameSpan> frame_spans(const Profile& profile);
 
 // Per thread: frame count, average and longest frame, then the `slowest` longest frames with

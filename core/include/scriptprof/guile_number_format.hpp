@@ -12,4 +12,9 @@ std::string guile_fixed(double x, int width, int decimals);
 // "0.375319459"); exponent form below 1e-3 ("1.0e-4") and from 1e21 up.
 std::string guile_display(double x);
 
+// Seconds in a report: to the nanosecond (the clocks' unit), in fixed notation with at least
+// one decimal ("1.0", "1.371277104", "0.000538113"): Guile's display of such a value from 1e-3
+// up, and never an exponent or a 17-digit quotient below it.
+std::string report_seconds(double seconds);
+
 }  // namespace scriptprof

@@ -271,10 +271,10 @@ std::string write_html_flame_graph(const Profile& p, const Profile* base) {
   nlohmann::json functions = nlohmann::json::array();
   for (FunctionId f = 0; f < p.functions.size(); ++f) functions.push_back(p.functions.label(f));
   std::string title = (p.name.empty() ? std::string("scriptprof") : p.name) + " - " +
-                      guile_display(p.total_seconds) + " s, " + std::to_string(p.sample_weight()) + " samples";
+                      report_seconds(p.total_seconds) + " s, " + std::to_string(p.sample_weight()) + " samples";
   if (base)
     title += ", against " + (base->name.empty() ? std::string("the base run") : base->name) + " - " +
-             guile_display(base->total_seconds) + " s (red: a larger share than there, blue: smaller)";
+             report_seconds(base->total_seconds) + " s (red: a larger share than there, blue: smaller)";
   nlohmann::json data = {{"title", title},
                          {"seconds_per_sample", seconds_per_sample(p)},
                          {"functions", std::move(functions)},

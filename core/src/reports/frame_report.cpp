@@ -42,9 +42,11 @@ std::vector<FrameSpan> frame_spans(const Profile& p) {
   std::map<std::uint32_t, std::vector<std::uint64_t>> marks;
   for (const FrameMark& m : p.frame_marks) marks[m.thread].push_back(m.t_ns);
   std::vector<FrameSpan> spans;
+  // A mark ends a frame: the first frame began with the profile (its time 0), so N marks are
+  // N frames.
   for (auto& [thread, times] : marks) {
     std::sort(times.begin(), times.end());
-    for (std::size_t i = 1; i < times.size(); ++i) spans.push_back({thread, i, times[i - 1], times[i]});
+    for (std::size_t i = 0; i < times.size(); ++i) spans.push_back({thread, i + 1, i ? times[i - 1] : 0, times[i]});
   }
   return spans;
 }

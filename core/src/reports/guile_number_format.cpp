@@ -75,4 +75,13 @@ std::string guile_display(double x) {
   return sign + mant + "e" + std::to_string(exp);
 }
 
+std::string report_seconds(double seconds) {
+  if (!std::isfinite(seconds) || std::fabs(seconds) >= 9e9) return guile_display(seconds);
+  const long long ns = std::llround(seconds * 1e9);
+  const unsigned long long magnitude = static_cast<unsigned long long>(ns < 0 ? -ns : ns);
+  std::string fraction = std::to_string(1'000'000'000ULL + magnitude % 1'000'000'000ULL).substr(1);
+  while (fraction.size() > 1 && fraction.back() == '0') fraction.pop_back();
+  return (ns < 0 ? "-" : "") + std::to_string(magnitude / 1'000'000'000ULL) + "." + fraction;
+}
+
 }  // namespace scriptprof

@@ -139,7 +139,7 @@ std::string statprof_anomalies_report(const Profile& p, LabelStyle style) {
       if (s.calls && *s.calls == 0 && s.cum_samples > 0)
         out += "==[" + report_label(p, s.function, style) + " 0 " + std::to_string(s.cum_samples) + "]\n";
   }
-  out += "Total time: " + guile_display(p.total_seconds) + "\n";
+  out += "Total time: " + report_seconds(p.total_seconds) + "\n";
   out += "Sample count: " + std::to_string(p.sample_weight()) + "\n";
   return visible_text(out);
 }
