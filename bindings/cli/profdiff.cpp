@@ -1,7 +1,8 @@
 // profdiff: compares two saved profiles of the same program (the run before a change and the
 // run after): per-function change of self share, self and cumulative seconds, most changed
-// first; with --html, a differential flame graph (the viewer, frames red where their share grew
-// and blue where it shrank); with --folded, flamegraph.pl's input for one.
+// first; with --html, a differential flame graph (the viewer, frames red where their stack took
+// more time than in the base run and blue where it took less); with --folded, flamegraph.pl's
+// input for one.
 //   profdiff base.tree new.tree [--limit N] [--html diff.html] [--folded diff.folded]
 #include <CLI/CLI.hpp>
 
@@ -50,7 +51,7 @@ int main(int argc, char** argv) try {
   app.add_option("--from", from, "the inputs' format (default: guessed from their contents)");
   app.add_option("--limit", limit, "the most changed functions to list (0: all)")->capture_default_str();
   app.add_option("--html", html, "also write a differential flame graph of the new run against the base "
-                                 "(one HTML file: red grew, blue shrank; both runs' times on hover)");
+                                 "(one HTML file: red slower, blue faster; both runs' times on hover)");
   app.add_option("--folded", folded, "also write \"stack base new\" lines: a differential flame graph's input "
                                      "(flamegraph.pl; --negate for the other view)");
   app.footer(cli::kToolStatusHelp);

@@ -29,7 +29,7 @@ endif()
 # The differential flame graph: each frame knows the base run's weight of its stack.
 file(READ ${DIR}/diff.html page)
 # Nodes are [parent, function, samples, base samples]: the root's carries the base run's total.
-if(NOT page MATCHES "\"base_samples\":[0-9]+" OR NOT page MATCHES "\"nodes\":\\[\\[0,-1,[0-9]+,[0-9]+\\]" OR NOT page MATCHES "red: a larger share")
+if(NOT page MATCHES "\"base_samples\":[0-9]+" OR NOT page MATCHES "\"nodes\":\\[\\[0,-1,[0-9]+,[0-9]+\\]" OR NOT page MATCHES "red: slower than there, blue: faster")
   message(FATAL_ERROR "diff.html is not a differential flame graph")
 endif()
 execute_process(COMMAND ${PROFDIFF} ${DIR}/missing.tree ${DIR}/after.tree ERROR_VARIABLE err RESULT_VARIABLE rc OUTPUT_QUIET)

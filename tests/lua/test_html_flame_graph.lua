@@ -58,5 +58,31 @@ local _, shot = H.run(string.format("env -u LD_PRELOAD -u ASAN_OPTIONS timeout 1
 local png = io.open(shot_path, "rb")
 H.check(shot == 0 and png and png:read(8) == "\137PNG\r\n\26\n", "a screenshot was taken")
 if png then png:close() end
+-- profdiff's differential page paints by time, not share: `faster` went from 50 to 40 ms while
+-- the rest shrank more, so its share grew (0.50 to 0.67); it is blue (faster), `slower` (new)
+-- is red. Painted by share, `faster` was red.
+local function write(path, text) local w = io.open(path, "w"); w:write(text); w:close() end
+write(dir .. "/base.folded", "# scriptprof period_ns=1000000 samples=100 total_seconds=0.1 gc_seconds=0 clock=cpu\n" ..
+      "main;faster 50\nmain;other 50\n")
+write(dir .. "/new.folded", "# scriptprof period_ns=1000000 samples=60 total_seconds=0.06 gc_seconds=0 clock=cpu\n" ..
+      "main;faster 40\nmain;other 10\nmain;slower 10\n")
+local profdiff = H.luaprof:gsub("luaprof$", "profdiff")
+local diff_out, diff_status = H.run(string.format("%s %s/base.folded %s/new.folded --html %s/diff.html", profdiff, dir, dir, dir))
+H.check(diff_status == 0, "profdiff wrote the page: %s", diff_out)
+local dom3, status3 = H.run(string.format("env -u LD_PRELOAD -u ASAN_OPTIONS timeout 120 %s %s --dump-dom file://%s/diff.html 2>/dev/null",
+                                          chromium, flags, dir))
+H.check(status3 == 0, "chromium exited with %s", tostring(status3))
+local function colour_of(name)
+  for tag, text in dom3:gmatch('(<div class="f"[^>]*>)([^<]*)</div>') do
+    if text == name then
+      local r, g, b = tag:match("background: rgb%((%d+), (%d+), (%d+)%)")
+      return tonumber(r), tonumber(g), tonumber(b)
+    end
+  end
+end
+local r, _, b = colour_of("faster")
+H.check(r and b > r, "faster is blue: rgb %s, %s", tostring(r), tostring(b))
+r, _, b = colour_of("slower")
+H.check(r and r > b, "slower is red: rgb %s, %s", tostring(r), tostring(b))
 os.execute("rm -rf " .. dir)
 H.done()

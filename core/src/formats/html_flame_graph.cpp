@@ -65,10 +65,13 @@ const pct = (v) => (100 * v / all).toFixed(2) + "%";
 const label = (n) => n.f >= 0 ? names[n.f] : n.n;
 const diff = data.base_samples !== undefined, baseAll = data.base_samples || 1;
 function colour(n) {
-  if (diff) {  // red: this stack's share grew against the base run; blue: it shrank
-    const change = n.v / all - (n.b || 0) / baseAll, k = Math.min(1, Math.abs(change) * 5);
+  if (diff) {  // red: this stack took more time than in the base run (slower); blue: less (faster)
+    // Seconds, not shares: a function that got faster while the rest got faster still takes a
+    // larger share, and must not look slower.
+    const bps = data.base_seconds_per_sample, change = n.v * sps - (n.b || 0) * bps;
+    const k = Math.min(1, 5 * Math.abs(change) / Math.max(baseAll * bps, all * sps, 1e-9));
     const light = Math.round(95 - 33 * k);  // light enough for the label to stay readable
-    return change >= 0 ? "hsl(0,80%," + light + "%)" : "hsl(220,80%," + light + "%)";
+    return change > 0 ? "hsl(0,80%," + light + "%)" : change < 0 ? "hsl(220,80%," + light + "%)" : "hsl(0,0%,92%)";
   }
   const name = label(n);
   let h = 0; for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
@@ -274,7 +277,7 @@ std::string write_html_flame_graph(const Profile& p, const Profile* base) {
                       report_seconds(p.total_seconds) + " s, " + std::to_string(p.sample_weight()) + " samples";
   if (base)
     title += ", against " + (base->name.empty() ? std::string("the base run") : base->name) + " - " +
-             report_seconds(base->total_seconds) + " s (red: a larger share than there, blue: smaller)";
+             report_seconds(base->total_seconds) + " s (red: slower than there, blue: faster)";
   nlohmann::json data = {{"title", title},
                          {"seconds_per_sample", seconds_per_sample(p)},
                          {"functions", std::move(functions)},
