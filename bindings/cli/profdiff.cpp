@@ -72,6 +72,9 @@ int main(int argc, char** argv) try {
     else fail("cannot open '" + *path + "': " + std::strerror(errno));
   }
   scriptprof::Profile base = read(base_path, from), now = read(new_path, from);
+  // The base run's functions take the labels of the new run's they match (their lines moved,
+  // their files sit in another checkout), so the stacks of both flame graphs compare.
+  scriptprof::align_labels(&base, now);
   if (base.clock != now.clock)
     std::fprintf(stderr, "profdiff: warning: the profiles' clocks differ: their seconds do not compare\n");
   std::string text = scriptprof::diff_report(base, now, limit);

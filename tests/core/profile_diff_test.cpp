@@ -1,7 +1,9 @@
-// profdiff's core: functions matched across two profiles (by name and file, whatever their line),
-// ordered by change, the report's columns, and the differential folded stacks.
+// profdiff's core: functions matched across two profiles (function_matching.hpp: by name and
+// file, whatever their line), ordered by change, the report's columns, and the differential
+// folded stacks.
 #include <catch2/catch.hpp>
 
+#include "scriptprof/folded_stacks.hpp"
 #include "scriptprof/profile_diff.hpp"
 
 using namespace scriptprof;
@@ -55,4 +57,72 @@ TEST_CASE("profdiff's folded stacks carry both weights, for a differential flame
   CHECK(folded ==
         "main chunk (w.lua);heavy (w.lua:13);spin (w.lua:6) 300 0\n"
         "main chunk (w.lua);light (w.lua:14);spin (w.lua:6) 100 50\n");
+}
+
+namespace {
+
+// A profile read from folded text, as profdiff reads a saved file: labels only.
+Profile folded(const std::string& text) {
+  Profile p;
+  std::string error;
+  REQUIRE(read_folded("# scriptprof period_ns=1000000 clock=cpu\n" + text, &p, &error));
+  return p;
+}
+
+const FunctionChange* change_of(const std::vector<FunctionChange>& changes, const std::string& label) {
+  for (const FunctionChange& c : changes)
+    if (c.label == label) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+// Read from files, a function is only a label with its line in it: the match takes the label
+// apart, so a moved line, another checkout's path and anonymous functions in order still match.
+TEST_CASE("profdiff matches functions read from files across moved lines and checkouts") {
+  Profile base = folded(
+      "main chunk (/a/proj/src/game.lua);update (/a/proj/src/game.lua:10) 50\n"
+      "main chunk (/a/proj/src/game.lua);<anonymous> (/a/proj/src/game.lua:20) 10\n"
+      "main chunk (/a/proj/src/game.lua);<anonymous> (/a/proj/src/game.lua:30) 20\n"
+      "main chunk (/a/proj/src/game.lua);gone (/a/proj/src/game.lua:40) 5\n");
+  Profile now = folded(
+      "main chunk (/b/proj/src/game.lua);update (/b/proj/src/game.lua:12) 40\n"
+      "main chunk (/b/proj/src/game.lua);<anonymous> (/b/proj/src/game.lua:22) 11\n"
+      "main chunk (/b/proj/src/game.lua);<anonymous> (/b/proj/src/game.lua:32) 19\n"
+      "main chunk (/b/proj/src/game.lua);added (/b/proj/src/game.lua:50) 7\n");
+  const std::vector<FunctionChange> changes = diff_functions(base, now);
+  using Presence = FunctionChange::Presence;
+  const FunctionChange* update = change_of(changes, "update (/b/proj/src/game.lua:12)");
+  REQUIRE(update);
+  CHECK(update->presence == Presence::Both);
+  CHECK(update->base_self == Approx(0.05));
+  CHECK(update->new_self == Approx(0.04));
+  const FunctionChange* second = change_of(changes, "<anonymous> (/b/proj/src/game.lua:32)");
+  REQUIRE(second);
+  CHECK(second->base_self == Approx(0.02));  // the second anonymous function of the file
+  CHECK(change_of(changes, "main chunk (/b/proj/src/game.lua)")->presence == Presence::Both);
+  REQUIRE(change_of(changes, "gone (/a/proj/src/game.lua:40)"));
+  CHECK(change_of(changes, "gone (/a/proj/src/game.lua:40)")->presence == Presence::BaseOnly);
+  CHECK(change_of(changes, "added (/b/proj/src/game.lua:50)")->presence == Presence::NewOnly);
+  CHECK(changes.size() == 6);
+  const std::string report = diff_report(base, now, 0);
+  CHECK(report.find("gone (/a/proj/src/game.lua:40)  [only in base]\n") != std::string::npos);
+  CHECK(report.find("added (/b/proj/src/game.lua:50)  [only in new]\n") != std::string::npos);
+  // The flame graphs compare stacks by label: aligned, the base run's stacks take the new run's.
+  CHECK(align_labels(&base, now) == 4);  // update, two anonymous, main chunk
+  CHECK(diff_folded(base, now).find("main chunk (/b/proj/src/game.lua);update (/b/proj/src/game.lua:12) 50 40\n") !=
+        std::string::npos);
+}
+
+// Two functions of one name in one file (two local `update`s): which is which is not known, so
+// neither is matched with anything, and the report says so rather than guess.
+TEST_CASE("profdiff lists ambiguous functions unmatched, never guesses") {
+  Profile base = folded("main chunk (g.lua);update (g.lua:10) 30\nmain chunk (g.lua);update (g.lua:50) 20\n");
+  Profile now = folded("main chunk (g.lua);update (g.lua:12) 40\n");
+  const std::vector<FunctionChange> changes = diff_functions(base, now);
+  CHECK(changes.size() == 4);  // main chunk, both of base's, now's: none merged
+  for (const FunctionChange& c : changes)
+    if (c.label.rfind("update", 0) == 0) CHECK(c.presence == FunctionChange::Presence::Ambiguous);
+  CHECK(diff_report(base, now, 0).find("update (g.lua:12)  [ambiguous: not matched]\n") != std::string::npos);
+  CHECK(align_labels(&base, now) == 0);
 }

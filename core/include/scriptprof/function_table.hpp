@@ -42,6 +42,9 @@ class FunctionTable {
   FunctionId add(FunctionInfo info);
   // Gives a function a better name (the adapter learns names lazily).
   void rename(FunctionId id, std::string name);
+  // Makes `label` the function's whole label (a name with no file or line): a comparison gives
+  // a run's functions the labels of the other run's that they match.
+  void relabel(FunctionId id, std::string label);
 
   std::size_t size() const { return infos_.size(); }
   const FunctionInfo& info(FunctionId id) const { return infos_[id]; }

@@ -5,14 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "scriptprof/function_matching.hpp"
 #include "scriptprof/profile.hpp"
 
 namespace scriptprof {
 
-// One function in either profile, matched by name and file (an edit above a function moves
-// its line, not what it is).
+// One function in either profile, matched as function_matching.hpp says (by name and file,
+// not line: an edit above a function moves its line, not what it is).
 struct FunctionChange {
+  enum class Presence { Both, BaseOnly, NewOnly, Ambiguous };
   std::string label;  // the new profile's label when it has the function
+  Presence presence = Presence::Both;
   double base_self = 0, new_self = 0;          // seconds
   double base_cumulative = 0, new_cumulative = 0;
   double base_self_pct = 0, new_self_pct = 0;  // share of its profile's samples

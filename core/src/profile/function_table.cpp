@@ -35,6 +35,15 @@ void FunctionTable::rename(FunctionId id, std::string name) {
   labels_valid_ = false;
 }
 
+void FunctionTable::relabel(FunctionId id, std::string label) {
+  FunctionInfo& f = infos_[id];
+  f.name = std::move(label);
+  f.kind = FunctionKind::Named;
+  f.file.clear();
+  f.line = f.last_line = 0;
+  labels_valid_ = false;
+}
+
 const std::string& FunctionTable::label(FunctionId id) const {
   if (!labels_valid_) build_labels();
   const std::uint32_t at = label_at_[id];

@@ -1,6 +1,7 @@
 #include "scriptprof/profile_diff.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <map>
 #include <string_view>
@@ -14,17 +15,28 @@
 namespace scriptprof {
 
 std::vector<FunctionChange> diff_functions(const Profile& base, const Profile& now) {
+  using Presence = FunctionChange::Presence;
+  const FunctionMatches m = match_functions(base, now);
   std::vector<FunctionChange> out;
-  // Matched by name and file, not line: an edit above a function moves its line, not what it is.
-  std::unordered_map<std::string, std::size_t> at;
+  std::vector<std::size_t> row_of_now(now.functions.size(), SIZE_MAX);
   auto add = [&](const Profile& p, bool is_new) {
     const double n = static_cast<double>(std::max<std::uint64_t>(p.sample_weight(), 1));
     for (const CallStats& s : compute_call_stats(p)) {
-      const FunctionInfo& info = p.functions.info(s.function);
-      auto [it, fresh] = at.try_emplace(info.name + '\x1f' + info.file, out.size());
-      if (fresh) out.push_back({p.functions.label(s.function)});
-      FunctionChange& c = out[it->second];
-      if (is_new) c.label = p.functions.label(s.function);  // the new run's line
+      const FunctionId f = s.function;
+      std::size_t row = SIZE_MAX;
+      if (is_new) row = row_of_now[f];
+      else if (m.now_of_base[f] != kNoFunction) row = row_of_now[m.now_of_base[f]];
+      if (row == SIZE_MAX) {
+        row = out.size();
+        out.push_back({p.functions.label(f)});
+        out.back().presence = is_new ? (m.now_ambiguous[f] ? Presence::Ambiguous : Presence::NewOnly)
+                              : m.base_ambiguous[f] ? Presence::Ambiguous
+                              : m.now_of_base[f] == kNoFunction ? Presence::BaseOnly : Presence::Both;
+        if (is_new) row_of_now[f] = row;
+        else if (m.now_of_base[f] != kNoFunction) row_of_now[m.now_of_base[f]] = row;
+      }
+      FunctionChange& c = out[row];
+      if (is_new) c.label = p.functions.label(f);  // the new run's line
       (is_new ? c.new_self : c.base_self) += s.self_secs;
       (is_new ? c.new_cumulative : c.base_cumulative) += s.cum_secs;
       (is_new ? c.new_self_pct : c.base_self_pct) += 100.0 * static_cast<double>(s.self_samples) / n;
@@ -52,6 +64,17 @@ std::string signed_fixed(double x, int width, int decimals) {
 
 std::string fixed(double x, int width, int decimals) { return guile_fixed(std::max(0.0, x), width, decimals); }
 
+// A function the other run does not have, or that several of either run could be.
+const char* presence_note(FunctionChange::Presence p) {
+  switch (p) {
+    case FunctionChange::Presence::BaseOnly: return "  [only in base]";
+    case FunctionChange::Presence::NewOnly: return "  [only in new]";
+    case FunctionChange::Presence::Ambiguous: return "  [ambiguous: not matched]";
+    case FunctionChange::Presence::Both: break;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string diff_report(const Profile& base, const Profile& now, std::size_t limit) {
@@ -75,7 +98,7 @@ std::string diff_report(const Profile& base, const Profile& now, std::size_t lim
            signed_fixed(c.new_self_pct - c.base_self_pct, 7, 2) + " " + fixed(c.base_self, 7, 2) + " " +
            fixed(c.new_self, 6, 2) + " " + signed_fixed(c.new_self - c.base_self, 7, 2) + " " +
            fixed(c.base_cumulative, 7, 2) + " " + fixed(c.new_cumulative, 6, 2) + " " +
-           signed_fixed(c.new_cumulative - c.base_cumulative, 7, 2) + "  " + c.label + "\n";
+           signed_fixed(c.new_cumulative - c.base_cumulative, 7, 2) + "  " + c.label + presence_note(c.presence) + "\n";
   }
   if (shown < changes.size())
     out += printf_string("(%zu more functions changed less; --limit 0 lists all)\n", changes.size() - shown);
