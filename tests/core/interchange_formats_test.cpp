@@ -352,3 +352,22 @@ TEST_CASE("A differential HTML flame graph carries the base run's weight of each
   }
   CHECK(data["title"].get<std::string>().find("against") != std::string::npos);
 }
+
+// Without full stacks the samples are the call tree's stacks, one each: speedscope's time-order
+// view would show an order that never happened, so the file and profile names say so; with full
+// stacks the order is the real one and nothing is added. Read back, the name is the profile's.
+TEST_CASE("speedscope from aggregated stacks says it has no time order") {
+  auto e = named_example();
+  e.profile.keep_samples = false;
+  const json aggregated = json::parse(write_speedscope(e.profile));
+  CHECK(aggregated["name"].get<std::string>() == e.profile.name + " (aggregated stacks: no time order)");
+  CHECK(aggregated["profiles"][0]["name"].get<std::string>().find("(aggregated stacks: no time order)") != std::string::npos);
+  Profile back;
+  std::string error;
+  REQUIRE(read_speedscope(aggregated.dump(), &back, &error));
+  CHECK(back.name == e.profile.name);
+  CHECK(json::parse(write_speedscope(back))["name"] == aggregated["name"]);  // not said twice
+  e.profile.keep_samples = true;
+  REQUIRE(e.profile.samples.size() > 0);
+  CHECK(json::parse(write_speedscope(e.profile))["name"].get<std::string>() == e.profile.name);
+}

@@ -118,7 +118,7 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
         if (warnings) warnings->push_back(where + ": unit \"" + unit + "\" is not time: reading one unit as 1 ms");
       }
       const auto thread = static_cast<std::uint32_t>(pi);
-      out->add_thread(thread, string_or(prof, "name", ""));
+      out->add_thread(thread, without_order_note(string_or(prof, "name", "")));
       const std::string type = string_or(prof, "type", "");
       if (type == "sampled") {
         const Value& samples = required(prof, "samples", where);
@@ -226,7 +226,7 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
     }
     for (const auto& [f, share] : compiled_shares)
       out->restore_compiled(f, static_cast<std::uint64_t>(std::llround(share * static_cast<double>(out->counts(f).self))));
-    out->name = string_or(file, "name", "");
+    out->name = without_order_note(string_or(file, "name", ""));
   } catch (const Fail& f) {
     if (error) *error = f.message;
     *out = Profile{};

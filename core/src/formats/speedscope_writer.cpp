@@ -47,6 +47,9 @@ std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
   double ns = bytes ? 1.0 : spp > 0 ? spp * 1e9 : static_cast<double>(p.period_ns);
   const double unit = bytes ? 1.0 : 1e6;  // nanoseconds per unit written
   std::string name = p.name.empty() ? "scriptprof" : p.name;
+  // Without full stacks the samples are the call tree's stacks, one each: speedscope's
+  // time-order view would show an order that never happened, so the names say there is none.
+  const std::string order_note = p.keep_samples || bytes ? "" : kSpeedscopeNoTimeOrder;
 
   nlohmann::json profiles = nlohmann::json::array();
   for (const auto& [thread, root] : p.tree.roots()) {
@@ -88,7 +91,7 @@ std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
       last = leaf;
     }
     profiles.push_back({{"type", "sampled"},
-                        {"name", profile_title(p, name, thread)},
+                        {"name", profile_title(p, name, thread) + order_note},
                         {"unit", bytes ? "bytes" : "milliseconds"},
                         {"startValue", 0},
                         {"endValue", json_number(total / unit)},
@@ -97,7 +100,7 @@ std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
   }
   nlohmann::json file = {{"$schema", "https://www.speedscope.app/file-format-schema.json"},
                          {"version", "0.0.1"},
-                         {"name", name},
+                         {"name", name + order_note},
                          {"activeProfileIndex", 0},
                          {"exporter", "scriptprof 0.1.0"},
                          {"scriptprof", time_scale_text(p, p.keep_samples)},  // the reader's time per sample

@@ -41,6 +41,13 @@ std::string no_timeline_message(const char* needs) {
          "speedscope or Sampler file of such a run (LispWorks trees, folded files and pprof keep no time order)";
 }
 
+std::string without_order_note(const std::string& name) {
+  const std::string_view note(kSpeedscopeNoTimeOrder);
+  if (name.size() >= note.size() && std::string_view(name).substr(name.size() - note.size()) == note)
+    return name.substr(0, name.size() - note.size());
+  return name;
+}
+
 TimeScale parse_time_scale(std::string_view s) {
   TimeScale t;
   constexpr std::string_view kTag = "scriptprof ";

@@ -21,6 +21,12 @@ std::string time_scale_text(const Profile& p, bool in_time_order = false);
 // profile without one: what profile, or what file, would serve.
 std::string no_timeline_message(const char* needs);
 
+// What a file written without full stacks adds to the names a viewer shows (speedscope's): its
+// samples are the call tree's stacks, one each, not in the order they came; and that name
+// without it, for a reader.
+inline constexpr const char* kSpeedscopeNoTimeOrder = " (aggregated stacks: no time order)";
+std::string without_order_note(const std::string& name);
+
 // What a time_scale_text line said; `found` is false when `text` is not one.
 struct TimeScale {
   bool found = false;
