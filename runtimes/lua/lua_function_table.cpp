@@ -270,6 +270,10 @@ void LuaFunctionTable::learn_c_names(lua_State* L) {
     // Prefer the global name ("print") over a module path ("_G.print").
     if (!inserted && better_name(name, pos->second)) pos->second = name;
   });
+  if (push_host_entry(L)) {
+    c_names_.emplace(reinterpret_cast<const void*>(lua_tocfunction(L, -1)), kHostEntryName);  // unless a table names it
+    lua_pop(L, 1);
+  }
 }
 
 // Whether function `id` belongs to the chunk whose source `ar` shows (filled with "S").

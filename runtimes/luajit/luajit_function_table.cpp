@@ -165,6 +165,10 @@ void LuaJitFunctionTable::learn_library_names(lua_State* L) {
     auto [pos, inserted] = c_names_.emplace(c_value_key(L, -1), name);
     if (!inserted && lua::better_name(name, pos->second)) pos->second = name;
   });
+  if (lua::push_host_entry(L)) {
+    c_names_.emplace(c_value_key(L, -1), lua::kHostEntryName);  // unless a table names it
+    lua_pop(L, 1);
+  }
 }
 
 void LuaJitFunctionTable::qualify_names(lua_State* L) {

@@ -42,4 +42,29 @@ for label, fn in pairs(cases) do
     H.check_invariants(profiler, label)
   end
 end
+-- No "?" where a name exists: the searchers require runs through have no name but their place
+-- in package.searchers (package.loaders in 5.1), and the C function at the bottom of the main
+-- thread is the interpreter's entry (lua.c's pmain), named "host entry".
+do
+  local path, cpath = package.path, package.cpath
+  package.path, package.cpath = string.rep("/nonexistent/a/b/?.lua;", 300), string.rep("/nonexistent/a/b/?.so;", 300)
+  profiler.statprof(function() for i = 1, 300 do pcall(require, "no_such_module_" .. i) end end, {hz = 10000, display = false})
+  package.path, package.cpath = path, cpath
+  local counts = H.counts(profiler)
+  local list = package.searchers and "package.searchers[" or "package.loaders["
+  local searchers = 0
+  for label, c in pairs(counts) do
+    H.check(label:sub(1, 1) ~= "?", "a function unnamed: %s", label)
+    if label:sub(1, #list) == list then searchers = searchers + c.self end
+  end
+  H.check(searchers > 0, "the searchers' time is named after their list (%s...)", list)
+  -- Started from the main chunk (statprof cuts the stack at its own frame).
+  profiler.start_profiler({hz = 10000})
+  local x = 0
+  for i = 1, 3e6 do x = x + i end
+  profiler.stop_profiler()
+  counts = H.counts(profiler)
+  H.check(counts["host entry [C]"] ~= nil and counts["?"] == nil and counts["? [C]"] == nil,
+          "the interpreter's entry is named")
+end
 H.done()

@@ -31,6 +31,30 @@ for pct, self, label in flat:gmatch("\n *([%d.]+) +[%d.]+ +([%d.]+)  ([^\n]+)") 
 end
 H.check(top:find("big (", 1, true) and top:find("small (", 1, true), "pprof lists big and small:\n%s", top)
 
+-- Names come out of pprof as our reports print them, with pprof's default symbolization: a
+-- name that looked like C++ to it (any of <>[] or ::) lost its "(...)" and "<...>", and
+-- "<anonymous> (s.lua:3)" was printed blank.
+local names_script = dir .. "/names.lua"
+f = io.open(names_script, "w")
+f:write([[
+local t = {}
+t.handler = function() local x = 0 for i = 1, 3e6 do x = x + i end return x end
+local anon = (function() return function() local y = 0 for i = 1, 3e6 do y = y + i end return y end end)()
+load("function chunkfn() local x = 0 for i = 1, 3e6 do x = x + i end return x end")()
+for i = 1, 3 do t.handler() anon() chunkfn() end
+local s = string.rep("x", 3e7)
+]])
+f:close()
+H.run(string.format("%s --hz 1000 --report %s/names.txt -o %s/names.pb.gz %s", H.luaprof, dir, dir, names_script))
+local names_top, names_status = H.run(string.format("HOME=%s go tool pprof -top %s/names.pb.gz", dir, dir))
+H.check(names_status == 0, "go tool pprof failed:\n%s", names_top)
+local labels = 0
+for label in io.open(dir .. "/names.txt"):read("*a"):gmatch("\n *[%d.]+ +[%d.]+ +[%d.]+  ([^\n]+)") do
+  labels = labels + 1
+  H.check(names_top:find("  " .. label .. "\n", 1, true), "pprof prints %q as we do:\n%s", label, names_top)
+end
+H.check(labels >= 4, "the report named the functions (%d rows)", labels)
+
 -- Line numbers: each location is a function at the line it ran, so -lines splits a function by
 -- line and -list shows per-line times (every location sat at the function's first line).
 local lines_script = dir .. "/lines.lua"
