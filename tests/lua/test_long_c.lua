@@ -57,7 +57,11 @@ do
     H.check(label:sub(1, 1) ~= "?", "a function unnamed: %s", label)
     if label:sub(1, #list) == list then searchers = searchers + c.self end
   end
-  H.check(searchers > 0, "the searchers' time is named after their list (%s...)", list)
+  -- (5.4 on: a C function that runs at a tick gets its time there; before 5.4, the C functions
+  -- below a Lua frame are seen only as the stack it returns to, here require.)
+  if _VERSION >= "Lua 5.4" then
+    H.check(searchers > 0, "the searchers' time is named after their list (%s...)", list)
+  end
   -- Started from the main chunk (statprof cuts the stack at its own frame).
   profiler.start_profiler({hz = 10000})
   local x = 0
