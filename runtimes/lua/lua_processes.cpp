@@ -52,10 +52,11 @@ void LuaSampler::leave_coroutine(lua_State* co, lua_State* from) {
 // ---- Embedded in a native host -------------------------------------------------------------
 
 void LuaSampler::sample_now() {
-  if (!engine_.sampling() || in_profiler_ || engine_.pending_ticks() == 0) return;
+  if (!engine_.sampling() || in_profiler_ || (engine_.pending_ticks() == 0 && engine_.host_ticks() == 0)) return;
   in_profiler_ = true;
   {
     const SamplerEngine::Sampling sampling(engine_);
+    record_host_ticks(sampling);
     {
       SamplerEngine::ArmMove move(engine_);
       arm_.disarm(false, move.context());

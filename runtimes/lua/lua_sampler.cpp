@@ -245,6 +245,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
 }
 
 void LuaSampler::take_sample(const SamplerEngine::Sampling& sampling, lua_State* L, bool skip_leaf) {
+  record_host_ticks(sampling);  // the host's time since the last sample first
   auto [ticks, bytes, since] = engine_.take_pending();
   const LuaSafePointArm::PendingCFrame c = arm_.take_pending_c();
   if (ticks == 0 && bytes == 0) return;
@@ -261,6 +262,22 @@ void LuaSampler::take_sample(const SamplerEngine::Sampling& sampling, lua_State*
   if (c.fn && !seen) append_c_frame(c.fn);
   if (ticks) record(sampling, SampleKind::Time, ticks, since);  // stamped at its first tick (timelines)
   if (bytes) record(sampling, SampleKind::Space, bytes);
+}
+
+// The ticks that fell due while the host's own code ran (no Lua function active): "(host)", or
+// the zones the host has open, which no change has closed since (a change samples first).
+void LuaSampler::record_host_ticks(const SamplerEngine::Sampling& sampling) {
+  const SamplerEngine::HostTicks host = engine_.take_host_ticks();
+  if (!host.ticks) return;
+  frames_.clear();
+  lines_.clear();
+  if (!settings_.native_zones || native::current_fiber()->depth == 0) {
+    frames_.push_back(engine_.host_function());
+    lines_.push_back(0);
+  }
+  record(sampling, SampleKind::Time, host.ticks, host.since_ns);
+  frames_.clear();
+  lines_.clear();
 }
 
 void LuaSampler::append_c_frame(const void* fn) {

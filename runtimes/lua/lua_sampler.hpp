@@ -210,6 +210,7 @@ class LuaSampler final : private RuntimeAdapter {
   TickArm& tick_arm() override { return arm_; }
   void take_sample(const SamplerEngine::Sampling& sampling, lua_State* L, bool skip_leaf);
   void append_c_frame(const void* fn);
+  void record_host_ticks(const SamplerEngine::Sampling& sampling);
   // Records the walked frames_ into one profile (under the zones open, when embedded).
   static constexpr std::uint64_t kNow = UINT64_MAX;
   NodeId record(const SamplerEngine::Sampling& sampling, SampleKind kind, std::uint64_t weight,

@@ -159,6 +159,7 @@ RunningFrame running_frame(lua_State* L) {
   if (ci == nullptr) return f;
   f.known = true;
   f.ci = ci;
+  f.none = ci->previous == nullptr;
   f.c_function = is_c(ci);
   // The slot is read, never followed: while a C function returns, Lua moves its results over
   // its slot before leaving its CallInfo, so value and tag may belong to different values

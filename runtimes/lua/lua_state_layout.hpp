@@ -53,6 +53,8 @@ struct RunningFrame {
   const void* c_fn = nullptr;   // the slot's value when it is a light C function: most likely
                                 // that function (a returning one may have a result there)
   const void* ci = nullptr;     // its CallInfo
+  bool none = false;            // no function runs: L's base CallInfo (the host's own code
+                                // between its calls into Lua)
 };
 RunningFrame running_frame(lua_State* L);
 

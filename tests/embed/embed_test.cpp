@@ -133,6 +133,37 @@ TEST_CASE("native work is sampled as its zones: on a native-only thread and outs
   lua_close(L);
 }
 
+// An engine calling a Lua callback from its own loop: a tick that falls due while the host's
+// own code runs (no Lua function active, no zone open) is the host's, "(host)", not the next
+// callback's first instruction's, which had all of it before (3 ms of native work, 1 ms of Lua:
+// think showed about 100%).
+TEST_CASE("host time between Lua callbacks is charged to (host) when it falls due") {
+  lua_State* L = new_state();
+  scriptprof_profiler* p = new_profiler(1000);
+  attach_and_start(p, L);
+  for (int frame = 0; frame < 1000; ++frame) {
+    spin_native(0.003);
+    call_global(L, "think", 0.001);
+  }
+  REQUIRE(scriptprof_stop(p, L) == SCRIPTPROF_OK);
+  scriptprof_profile* prof = take_checked(p);
+  std::uint64_t host = 0, think = 0, other = 0;
+  for (const auto& [process, by_stack] : stacks(core(prof)))
+    for (const auto& [stack, w] : by_stack) {
+      if (stack == std::vector<std::string>{"(host)"}) host += w;
+      else if (contains(stack, "think")) think += w;
+      else other += w;
+    }
+  const double all = static_cast<double>(host + think + other);
+  INFO(host << " (host), " << think << " think, " << other << " other");
+  REQUIRE(all > 2000);
+  CHECK(static_cast<double>(host) / all == Approx(0.75).margin(0.02));
+  CHECK(static_cast<double>(think) / all == Approx(0.25).margin(0.02));
+  scriptprof_profile_free(prof);
+  REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
+  lua_close(L);
+}
+
 extern "C" long neutral_host_run(void);  // neutral_host.c: C, scriptprof.h only
 
 TEST_CASE("a host without Lua uses scriptprof.h alone: its thread is sampled as its zones") {

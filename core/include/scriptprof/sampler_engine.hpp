@@ -58,6 +58,8 @@ enum class ArmResult : std::uint8_t {
   NotNow,        // cannot arm at this instant (a hook is running; or no room: the adapter
                  // dropped the ticks with drop_pending()); waiting ticks try again next tick
   Elsewhere,     // armed on another process, which samples when it runs again
+  Outside,       // no code of the runtime runs (the host's own, between its calls in): the
+                 // ticks are the host's time, charged as such at the next sample (take_host_ticks)
 };
 
 class SamplerEngine;
@@ -277,6 +279,17 @@ class SamplerEngine {
   bool over_budget() const;
   // Takes the weight waiting for this sample (ticks and allocation bytes), or the ticks only.
   PendingWeight take_pending();
+  // The ticks that fell due while the host's own code ran (ArmResult::Outside) since the last
+  // sample, and the profile time of the first: the adapter records them, before its own
+  // sample, under host_function() or the zones the host had open.
+  struct HostTicks {
+    std::uint64_t ticks = 0;
+    std::uint64_t since_ns = 0;
+  };
+  HostTicks take_host_ticks();
+  std::uint64_t host_ticks() const { return host_ticks_.load(std::memory_order_relaxed); }
+  // "(host)": the host's own code, made on first use.
+  FunctionId host_function();
   std::uint64_t take_ticks() { return pending_.exchange(0, std::memory_order_acq_rel); }
   // The frame sink: the adapter fills frames() (and lines(), 0 = unknown) root first.
   std::vector<FunctionId>& frames() { return frames_; }
@@ -369,6 +382,9 @@ class SamplerEngine {
   std::atomic<std::uint64_t> pending_{0};         // ticks not yet turned into a sample
   std::atomic<std::uint64_t> pending_off_cpu_{0}; // of those, due while the thread was blocked
   FunctionId blocked_id_ = kNoFunction;           // "(blocked)", made on first use
+  FunctionId host_id_ = kNoFunction;              // "(host)", made on first use
+  std::atomic<std::uint64_t> host_ticks_{0};      // due while the host's own code ran (Outside)
+  std::atomic<std::uint64_t> first_host_ns_{0};   // the first of those, in program time
   std::atomic<std::uint64_t> first_pending_ns_{0};  // program time of the oldest of them
   std::atomic<bool> handed_over_{false};  // ticks of a blocked thread came since the last sample
   std::atomic<bool> armed_in_block_{false};  // arm_blocked armed: the next sample is the stack that blocked

@@ -133,6 +133,17 @@ void SamplerEngine::suspend() {
   // then, or sampling was over budget) go to the last stack sampled, the same approximation
   // the budget makes (their off-CPU part under "(blocked)"). With none sampled yet, the time
   // blocked is kept as "(blocked)" alone and the rest is dropped, and said so.
+  // The host's ticks no sample took: "(host)" at the root.
+  if (const HostTicks host = take_host_ticks(); host.ticks) {
+    if (time.health.limit_reached || !settings_.sample_time) {
+      time.health.dropped += host.ticks;
+    } else {
+      frames_.assign(1, host_function());
+      lines_.clear();
+      add_weight(time, SampleKind::Time, host.ticks, last_process_, host.since_ns);
+      frames_.clear();
+    }
+  }
   if (std::uint64_t left = pending_.exchange(0)) {
     if (time.health.limit_reached || !settings_.sample_time) {
       time.health.dropped += left;
@@ -204,7 +215,7 @@ void SamplerEngine::reset() {
   named_processes_.clear();
   elapsed_before_ns_ = 0;
   last_leaf_ = last_space_leaf_ = kNoNode;
-  blocked_id_ = kNoFunction;
+  blocked_id_ = host_id_ = kNoFunction;
   ran_ = analyzed_ = false;
   primary_ = SampleKind::Time;
 }
@@ -297,6 +308,15 @@ void SamplerEngine::arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns,
     case ArmResult::Armed:
     case ArmResult::Elsewhere:
       break;
+    case ArmResult::Outside: {
+      // The host's time, not the next script code's: kept apart from the ticks waiting for a
+      // safe point (this thread's normal code cannot be taking those: no runtime code runs).
+      const std::uint64_t moved = std::min(ticks, pending_.load(std::memory_order_relaxed));
+      pending_.fetch_sub(moved, std::memory_order_relaxed);
+      if (moved && host_ticks_.fetch_add(moved, std::memory_order_relaxed) == 0)
+        first_host_ns_.store(program_ns, std::memory_order_relaxed);
+      break;
+    }
     case ArmResult::AlreadyArmed:
       merged_.fetch_add(ticks, std::memory_order_relaxed);
       break;
@@ -331,6 +351,18 @@ std::uint64_t SamplerEngine::wake_tail() {
   const std::uint64_t ticks = timer_.cross_at_wake(&off_cpu);
   pending_off_cpu_.fetch_add(off_cpu, std::memory_order_relaxed);
   return ticks;
+}
+
+SamplerEngine::HostTicks SamplerEngine::take_host_ticks() {
+  HostTicks h;
+  h.since_ns = elapsed_before_ns_ + first_host_ns_.load(std::memory_order_relaxed);  // profile time
+  h.ticks = host_ticks_.exchange(0, std::memory_order_acq_rel);
+  return h;
+}
+
+FunctionId SamplerEngine::host_function() {
+  if (host_id_ == kNoFunction) host_id_ = add_function({"(host)", "", 0, 0, FunctionKind::Pseudo});
+  return host_id_;
 }
 
 PendingWeight SamplerEngine::take_pending() {
