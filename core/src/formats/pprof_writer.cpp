@@ -181,14 +181,16 @@ std::string write_pprof(const Profile& p, bool gzip) {
   for (const auto& [f, _] : used) {
     const FunctionInfo& info = p.functions.info(f);
     const std::string label = valid_utf8(p.functions.label(f));
+    const std::uint64_t name = strings.index(label);
     std::string function;
     field_varint(function, 1, f + 1);
-    field_varint(function, 2, strings.index(label));
-    // The system name differs from the name: pprof "demangles" a name that equals its system
-    // name and looks like C++ (any of <>[] or ::), cutting "(...)" and "<...>" out of it:
-    // "<anonymous> (w.lua:3)" became blank, "Player::update(float) (game.as:4)" lost its
-    // signature. The bare name when the label adds to it, else none.
-    field_varint(function, 3, info.name != label ? strings.index(valid_utf8(info.name)) : 0);
+    field_varint(function, 2, name);
+    // pprof "demangles" a function whose system name equals its name and looks like C++ (any
+    // of <>[] or "::"), cutting "(...)" and "<...>" out of it: "<anonymous> (w.lua:3)" became
+    // blank, "Player::update(float) (game.as:4)" lost its signature. Such a label gets another
+    // system name: the bare name when the label adds to it, else none.
+    const bool looks_cpp = label.find_first_of("<>[]") != std::string::npos || label.find("::") != std::string::npos;
+    field_varint(function, 3, !looks_cpp ? name : info.name != label ? strings.index(valid_utf8(info.name)) : 0);
     field_varint(function, 4, strings.index(valid_utf8(info.file)));
     field_varint(function, 5, static_cast<std::uint64_t>(std::max(0, info.line)));
     field_bytes(out, 5, function);
