@@ -7,11 +7,11 @@ namespace scriptprof::lua {
 ArmResult LuaSafePointArm::arm(const ArmContext& context) {
   lua_State* L = running_.load(std::memory_order_acquire);
   if (!L) return ArmResult::Elsewhere;
-  // No function runs on L: the host's own code, between its calls into Lua. Its time is the
-  // host's, not the next Lua function's first instruction's.
-  if (const RunningFrame f = running_frame(L); f.known && f.none)
-    return ArmResult::Outside;
   if (!stack_settled(L)) return ArmResult::NotNow;  // its frames point into a freed block
+  // No function runs on L: the host's own code, between its calls into Lua. Its time is the
+  // host's, not the next Lua function's first instruction's. (After the check above: the
+  // frame is read from the stack, which 5.4.0-5.4.2 move in place.)
+  if (const RunningFrame f = running_frame(L); f.known && f.none) return ArmResult::Outside;
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (armed == L) {
     if (still_armed(L)) {
