@@ -6,13 +6,12 @@
 namespace scriptprof {
 
 std::string statprof_footer(const Profile& p) {
-  std::string gc;
-  if (p.gc_measured) gc = report_seconds(p.gc_seconds) + " seconds in GC";
-  else if (p.gc_seconds > 0)
-    gc = report_seconds(p.gc_seconds) + " seconds in explicit collections; other GC time not measured on this runtime";
-  else gc = "GC time not measured on this runtime";
-  return "---\nSample count: " + std::to_string(p.sample_weight()) + "\nTotal time: " +
-         report_seconds(p.total_seconds) + " seconds (" + gc + ")\n";
+  std::string out = "---\nSample count: " + std::to_string(p.sample_weight()) + "\nTotal time: " +
+                    report_seconds(p.total_seconds) + " seconds (" + report_seconds(p.gc_seconds) + " seconds in GC)\n";
+  // Guile's line stays as it is (tools read it); where it holds explicit collections only, the
+  // next line says so.
+  if (!p.gc_measured) out += "GC time: not measured on this runtime (the seconds in GC above are explicit collections)\n";
+  return out;
 }
 
 }  // namespace scriptprof

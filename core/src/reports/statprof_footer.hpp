@@ -7,7 +7,7 @@ namespace scriptprof {
 class Profile;
 
 // "---", "Sample count: N" and "Total time: T seconds (G seconds in GC)", as Guile prints
-// them; where the runtime cannot tell the collector's time, the GC part says so.
+// them; where the runtime cannot tell the collector's time, a line after them says so.
 std::string statprof_footer(const Profile& p);
 
 }  // namespace scriptprof
