@@ -88,8 +88,7 @@ int main(int argc, char** argv) try {
     fail("--report: " + error);
   }
   if (!out.empty() && !scriptprof::can_write_atomically(out, &error)) fail("-o: " + error);
-  if (FILE* f = std::fopen(in.c_str(), "rb")) std::fclose(f);
-  else fail("cannot open '" + in + "': " + std::strerror(errno));
+  if (!scriptprof::can_open_profile_file(in, &error)) fail(error);
   scriptprof::Profile profile;
   std::vector<std::string> warnings;
   if (!scriptprof::read_profile_file(in, from, &profile, &error, &warnings)) fail(error, cli::kFailed);

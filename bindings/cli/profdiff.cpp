@@ -6,9 +6,7 @@
 //   profdiff base.tree new.tree [--limit N] [--html diff.html] [--folded diff.folded]
 #include <CLI/CLI.hpp>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <new>
 #include <cstdlib>
 #include <string>
@@ -16,6 +14,7 @@
 
 #include "exit_status.hpp"
 #include "scriptprof/atomic_file.hpp"
+#include "scriptprof/function_matching.hpp"
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/profile_diff.hpp"
 #include "scriptprof/profile_io.hpp"
@@ -68,8 +67,8 @@ int main(int argc, char** argv) try {
       fail((path == &html ? "--html: " : "--folded: ") + error);
   }
   for (const std::string* path : {&base_path, &new_path}) {
-    if (FILE* f = std::fopen(path->c_str(), "rb")) std::fclose(f);
-    else fail("cannot open '" + *path + "': " + std::strerror(errno));
+    std::string error;
+    if (!scriptprof::can_open_profile_file(*path, &error)) fail(error);
   }
   scriptprof::Profile base = read(base_path, from), now = read(new_path, from);
   // The base run's functions take the labels of the new run's they match (their lines moved,

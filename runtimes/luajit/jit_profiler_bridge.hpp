@@ -28,7 +28,7 @@ class JitProfilerBridge {
   // LuaJIT's own SIGPROF handler, which only sets fields of the VM's global state (a counter,
   // the VM state, the hook mask and the dispatch table), as it does under LuaJIT's own timer.
   // From another thread it races the VM's own writes of those fields: only while the VM's thread
-  // is blocked, with no such write able to start (LuaJitSampler::arm_blocked).
+  // is blocked, with no such write able to start (LuaJitTickArm::arm_blocked).
   void trigger() const {
     if (handler_) handler_(SIGPROF);
   }

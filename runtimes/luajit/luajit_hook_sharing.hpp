@@ -23,7 +23,7 @@ extern "C" {
 namespace scriptprof::luajit {
 
 // The bit of the HookWriteScope count that the timer's thread holds while it triggers LuaJIT
-// for a blocked thread (LuaJitSampler::arm_blocked).
+// for a blocked thread (LuaJitTickArm::arm_blocked).
 constexpr int kOutsideTrigger = 1 << 30;
 
 // Brackets a change of the VM's hook (lua_sethook: the program's debug.sethook, or ours while a

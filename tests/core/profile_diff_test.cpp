@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "scriptprof/folded_stacks.hpp"
+#include "scriptprof/function_matching.hpp"
 #include "scriptprof/profile_diff.hpp"
 
 using namespace scriptprof;

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "scriptprof/function_matching.hpp"
 #include "scriptprof/profile.hpp"
 
 namespace scriptprof {

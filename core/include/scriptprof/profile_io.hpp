@@ -57,5 +57,8 @@ bool read_profile_text(std::string_view text, std::string_view format, Profile* 
 // name the path ("profile.tree: line 3: ...").
 bool read_profile_file(const std::string& path, std::string_view format, Profile* out, std::string* error,
                        std::vector<std::string>* warnings = nullptr, std::uint64_t max_bytes = 1ull << 30);
+// Whether read_profile_file could open `path` now: a tool checks its inputs before any work.
+// False with the message read_profile_file would give.
+bool can_open_profile_file(const std::string& path, std::string* error);
 
 }  // namespace scriptprof

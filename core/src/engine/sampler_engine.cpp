@@ -129,10 +129,6 @@ void SamplerEngine::suspend() {
   update_calls_now();
   std::uint64_t run_ns = timer_.program_ns();
   Profile& time = *profiles_[0];
-  // Ticks still waiting for a safe point (the end came first, the thread was blocked until
-  // then, or sampling was over budget) go to the last stack sampled, the same approximation
-  // the budget makes (their off-CPU part under "(blocked)"). With none sampled yet, the time
-  // blocked is kept as "(blocked)" alone and the rest is dropped, and said so.
   // The host's ticks no sample took: "(host)" at the root.
   if (const HostTicks host = take_host_ticks(); host.ticks) {
     if (time.health.limit_reached || !settings_.sample_time) {
@@ -144,6 +140,10 @@ void SamplerEngine::suspend() {
       frames_.clear();
     }
   }
+  // Ticks still waiting for a safe point (the end came first, the thread was blocked until
+  // then, or sampling was over budget) go to the last stack sampled, the same approximation
+  // the budget makes (their off-CPU part under "(blocked)"). With none sampled yet, the time
+  // blocked is kept as "(blocked)" alone and the rest is dropped, and said so.
   if (std::uint64_t left = pending_.exchange(0)) {
     if (time.health.limit_reached || !settings_.sample_time) {
       time.health.dropped += left;
@@ -401,9 +401,8 @@ NodeId SamplerEngine::add_weight(Profile& p, SampleKind kind, std::uint64_t weig
   // while the thread was blocked is the stack that blocked; any other came after the thread
   // ran on from its wake (the adapter could not arm it while blocked: a hook of the program's,
   // counted calls), and the stack it blocked in is not known: then "(blocked)" stands at the
-  // process's root. Frames sampled on
-  // both sides of the block cannot tell one that stayed from one called again (a frame loop's
-  // sleep went under the next frame's first function).
+  // process's root. Frames sampled on both sides of the block cannot tell one that stayed from
+  // one called again (a frame loop's sleep went under the next frame's first function).
   const bool armed_in_block = kind == SampleKind::Time && armed_in_block_.exchange(false, std::memory_order_acq_rel);
   std::uint64_t off_cpu = 0;
   if (kind == SampleKind::Time && pending_off_cpu_.load(std::memory_order_relaxed))

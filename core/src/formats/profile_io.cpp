@@ -179,11 +179,25 @@ bool read_profile_text(std::string_view text, std::string_view format, Profile* 
   return false;
 }
 
+namespace {
+std::string open_error(const std::string& path, int err) { return "cannot open '" + path + "': " + std::strerror(err); }
+}  // namespace
+
+bool can_open_profile_file(const std::string& path, std::string* error) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    if (error) *error = open_error(path, errno);
+    return false;
+  }
+  std::fclose(f);
+  return true;
+}
+
 bool read_profile_file(const std::string& path, std::string_view format, Profile* out, std::string* error,
                        std::vector<std::string>* warnings, std::uint64_t max_bytes) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {
-    *error = "cannot open '" + path + "': " + std::strerror(errno);
+    *error = open_error(path, errno);
     return false;
   }
   struct stat st;

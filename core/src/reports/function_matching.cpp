@@ -61,9 +61,20 @@ std::size_t shared_tail(const std::vector<std::string>& a, const std::vector<std
   return n;
 }
 
+// The distinct files of `parts`, sorted.
+std::vector<std::string> distinct_files(const std::vector<Parts>& parts) {
+  std::vector<std::string> files;
+  for (const Parts& x : parts) files.push_back(x.file);
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
+
 // Each file of `from` to the file of `to` that shares the most trailing components with it,
 // when exactly one does (an empty file, a native's, matches only itself).
 std::map<std::string, std::string> match_files(const std::vector<std::string>& from, const std::vector<std::string>& to) {
+  std::vector<std::vector<std::string>> to_components;
+  for (const std::string& t : to) to_components.push_back(reversed_components(t));
   std::map<std::string, std::string> out;
   for (const std::string& f : from) {
     if (f.empty()) {
@@ -74,9 +85,9 @@ std::map<std::string, std::string> match_files(const std::vector<std::string>& f
     std::size_t best = 0;
     const std::string* pick = nullptr;
     bool tie = false;
-    for (const std::string& t : to) {
-      const std::size_t n = t.empty() ? 0 : shared_tail(fc, reversed_components(t));
-      if (n > best) best = n, pick = &t, tie = false;
+    for (std::size_t i = 0; i < to.size(); ++i) {
+      const std::size_t n = to[i].empty() ? 0 : shared_tail(fc, to_components[i]);
+      if (n > best) best = n, pick = &to[i], tie = false;
       else if (n == best && n > 0) tie = true;
     }
     if (pick && !tie) out[f] = *pick;
@@ -119,14 +130,7 @@ FunctionMatches match_functions(const Profile& base, const Profile& now) {
   std::vector<Parts> bp, np;
   for (FunctionId f = 0; f < base.functions.size(); ++f) bp.push_back(parts_of(base, f));
   for (FunctionId f = 0; f < now.functions.size(); ++f) np.push_back(parts_of(now, f));
-  std::vector<std::string> base_files, now_files;
-  for (const Parts& x : bp) base_files.push_back(x.file);
-  for (const Parts& x : np) now_files.push_back(x.file);
-  std::sort(now_files.begin(), now_files.end());
-  now_files.erase(std::unique(now_files.begin(), now_files.end()), now_files.end());
-  std::sort(base_files.begin(), base_files.end());
-  base_files.erase(std::unique(base_files.begin(), base_files.end()), base_files.end());
-  const std::map<std::string, std::string> file_map = match_files(base_files, now_files);
+  const std::map<std::string, std::string> file_map = match_files(distinct_files(bp), distinct_files(np));
 
   const Keys bk = keys_of(bp, &file_map), nk = keys_of(np, nullptr);
   FunctionMatches m;

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <map>
 #include <string_view>
-#include <unordered_map>
 
 #include "scriptprof/call_stats.hpp"
+#include "scriptprof/function_matching.hpp"
 #include "scriptprof/folded_stacks.hpp"
 #include "scriptprof/guile_number_format.hpp"
 #include "text_util.hpp"

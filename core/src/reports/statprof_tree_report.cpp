@@ -14,7 +14,6 @@ namespace {
 
 using Group = std::vector<FunctionId>;
 
-
 // "name at file:line:0" in Guile's style, else the label.
 std::string tree_label(const Profile& p, FunctionId f, LabelStyle style) {
   const FunctionInfo& info = p.functions.info(f);
