@@ -16,7 +16,9 @@
 
 namespace scriptprof {
 
-enum class ClockKind : std::uint8_t { Cpu, Wall, Alloc };
+// What a unit of sample weight stands for: a tick of the CPU or the wall clock, allocated bytes
+// (the space profile), or a completed garbage collection (the gc profile: a sample after each).
+enum class ClockKind : std::uint8_t { Cpu, Wall, Alloc, Gc };
 
 struct ThreadInfo {
   std::uint32_t id = 0;  // process id as the adapter numbers them

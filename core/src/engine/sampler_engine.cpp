@@ -20,6 +20,7 @@ void blocked_tick_trampoline(void* context, std::uint64_t ticks, std::uint64_t o
 void fresh_profiles(std::shared_ptr<Profile> (&profiles)[3]) {
   for (auto& p : profiles) p = std::make_shared<Profile>();
   profiles[static_cast<int>(SampleKind::Space)]->clock = ClockKind::Alloc;
+  profiles[static_cast<int>(SampleKind::Gc)]->clock = ClockKind::Gc;
 }
 
 }  // namespace
@@ -70,7 +71,9 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
     Profile& p = *profiles_[k];
     if (k != static_cast<int>(SampleKind::Space)) {
       p.period_ns = settings.period_ns;
-      p.clock = settings.clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall;
+      // The gc profile counts collections whatever the timer's clock.
+      if (k == static_cast<int>(SampleKind::Time))
+        p.clock = settings.clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall;
     } else {
       p.period_ns = settings.alloc_bytes;
     }

@@ -102,10 +102,14 @@ std::string write_pprof(const Profile& p, bool gzip) {
   };
   // A space profile's weights are bytes (its period the mean bytes between samples): one
   // sample type, alloc_space/bytes, as Go's heap profiles name it. A time profile's weights
-  // are ticks: samples/count and their time.
+  // are ticks: samples/count and their time. A gc profile's weights are collections, one
+  // sample type with no time: a sample after a collection stands for no measured span.
   const bool space = p.clock == ClockKind::Alloc;
+  const bool gc = p.clock == ClockKind::Gc;
   if (space) {
     field_bytes(out, 1, value_type("alloc_space", "bytes"));
+  } else if (gc) {
+    field_bytes(out, 1, value_type("collections", "count"));
   } else {
     field_bytes(out, 1, value_type("samples", "count"));
     field_bytes(out, 1, value_type(wall ? "wall" : "cpu", "nanoseconds"));
@@ -145,7 +149,7 @@ std::string write_pprof(const Profile& p, bool gzip) {
         auto emit = [&](std::uint64_t weight, const char* jit) {
           std::string sample;
           field_packed(sample, 1, locations);
-          if (space) field_packed(sample, 2, {weight});
+          if (space || gc) field_packed(sample, 2, {weight});
           else field_packed(sample, 2, {weight, weight * p.period_ns});
           if (label_threads) label(sample, "thread", thread_name);
           if (jit) label(sample, "jit", jit);
@@ -196,12 +200,14 @@ std::string write_pprof(const Profile& p, bool gzip) {
     field_bytes(out, 5, function);
   }
   // Before the string table is written.
-  std::string period_type = space ? value_type("space", "bytes") : value_type(wall ? "wall" : "cpu", "nanoseconds");
+  std::string period_type = space ? value_type("space", "bytes")
+                            : gc  ? value_type("collections", "count")
+                                  : value_type(wall ? "wall" : "cpu", "nanoseconds");
   for (const std::string& s : strings.strings()) field_bytes(out, 6, s);
   field_varint(out, 9, p.start_unix_ns);
   field_varint(out, 10, static_cast<std::uint64_t>(std::llround(p.total_seconds * 1e9)));
   field_bytes(out, 11, period_type);
-  field_varint(out, 12, p.period_ns);
+  field_varint(out, 12, gc ? 1 : p.period_ns);
   return gzip ? gzip_bytes(out) : out;
 }
 

@@ -67,9 +67,10 @@ bool render_report(const Profile& p, std::string_view style, std::string* out, s
     *out = frame_report(p, options.slowest_frames);
   } else if (style == "call-counts") {
     *out = allegro_call_counts(p);
-  } else if ((style == "gprof" || style == "gprof-callgraph") && p.clock == ClockKind::Alloc) {
-    *error = "report style '" + std::string(style) +
-             "' shows time; for a space profile use flat, tree, allegro or allegro-callgraph";
+  } else if ((style == "gprof" || style == "gprof-callgraph") &&
+             (p.clock == ClockKind::Alloc || p.clock == ClockKind::Gc)) {
+    *error = "report style '" + std::string(style) + "' shows time; for a " +
+             (p.clock == ClockKind::Gc ? "gc" : "space") + " profile use flat, tree, allegro or allegro-callgraph";
     return false;
   } else if (style == "gprof") {
     *out = gprof_flat_report(p);

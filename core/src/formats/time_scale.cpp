@@ -29,7 +29,10 @@ bool parse_seconds(const std::string& s, double* out) {
 }  // namespace
 
 std::string time_scale_text(const Profile& p, bool in_time_order) {
-  const char* clock = p.clock == ClockKind::Cpu ? "cpu" : p.clock == ClockKind::Wall ? "wall" : "alloc";
+  const char* clock = p.clock == ClockKind::Cpu    ? "cpu"
+                      : p.clock == ClockKind::Wall ? "wall"
+                      : p.clock == ClockKind::Gc   ? "gc"
+                                                   : "alloc";
   return "scriptprof period_ns=" + std::to_string(p.period_ns) + " samples=" + std::to_string(p.sample_weight()) +
          " total_seconds=" + shortest(p.total_seconds) + " gc_seconds=" + shortest(p.gc_seconds) +
          (p.gc_measured ? "" : " gc=explicit") + " clock=" + clock + (in_time_order ? " order=time" : "");
@@ -73,7 +76,8 @@ TimeScale parse_time_scale(std::string_view s) {
     else if (key == "clock")
       t.clock = value == "cpu" ? static_cast<int>(ClockKind::Cpu)
               : value == "wall" ? static_cast<int>(ClockKind::Wall)
-              : value == "alloc" ? static_cast<int>(ClockKind::Alloc) : -1;
+              : value == "alloc" ? static_cast<int>(ClockKind::Alloc)
+              : value == "gc" ? static_cast<int>(ClockKind::Gc) : -1;
   }
   return t;
 }

@@ -27,26 +27,33 @@ HiddenFolding analysed(const Profile& p, const AllegroOptions& o) {
   });
 }
 
-// What the numbers mean: seconds of processor (or elapsed) time, or Kbytes allocated (FORMATS.md
-// 3.1 space variant).
+// What the numbers mean: seconds of processor (or elapsed) time, Kbytes allocated (FORMATS.md
+// 3.1 space variant), or garbage collections (the gc profile: a sample after each, no time).
 struct Units {
-  bool space;
-  double scale;            // one unit of sample weight in seconds or Kbytes
-  const char* word;        // "Time" / "Mem."
-  const char* amount;      // "secs" / "Kbyte"
-  const char* per_call;    // "ms/call" / "by/call"
-  double per_call_scale;   // seconds -> ms, Kbytes -> bytes
-  const char* value_fmt;   // seconds keep a decimal, Kbytes print whole
+  bool time;               // a time profile (the call graph's first line is about time)
+  double scale;            // one unit of sample weight in seconds, Kbytes or collections
+  const char* word;        // "Time" / "Mem." / "GCs "
+  const char* plural;      // "Times" / "Mem.s" / "GCs": what is suppressed
+  const char* amount;      // "secs" / "Kbyte" / "GCs"
+  const char* per_call;    // "ms/call" / "by/call" / "GC/call"
+  double per_call_scale;   // seconds -> ms, Kbytes -> bytes, collections as they are
+  const char* value_fmt;   // seconds keep a decimal, Kbytes and collections print whole
+  const char* amount_fmt;  // the call graph's amounts
 };
 
 Units units_of(const Profile& p) {
-  if (p.clock == ClockKind::Alloc) return {true, 1.0 / 1024.0, "Mem.", "Kbyte", "by/call", 1024.0, "%6.0f"};
-  return {false, static_cast<double>(p.period_ns) / 1e9, "Time", "secs", "ms/call", 1000.0, "%6.1f"};
+  if (p.clock == ClockKind::Alloc)
+    return {false, 1.0 / 1024.0, "Mem.", "Mem.s", "Kbyte", "by/call", 1024.0, "%6.0f", "%8.0f"};
+  if (p.clock == ClockKind::Gc) return {false, 1.0, "GCs ", "GCs", "GCs", "GC/call", 1.0, "%6.0f", "%8.0f"};
+  return {true, static_cast<double>(p.period_ns) / 1e9, "Time", "Times", "secs", "ms/call", 1000.0, "%6.1f", "%8.1f"};
 }
 
 std::string sample_line(const Profile& p, const Units& u) {
   const double x = static_cast<double>(p.sample_weight()) * u.scale;
-  if (u.space) return printf_string("Sample represents %.1f Kbytes of space allocated (out of a total of %.1f)\n", x, x);
+  if (p.clock == ClockKind::Alloc)
+    return printf_string("Sample represents %.1f Kbytes of space allocated (out of a total of %.1f)\n", x, x);
+  if (p.clock == ClockKind::Gc)
+    return printf_string("Sample represents %.0f garbage collections (out of a total of %.0f)\n", x, x);
   return printf_string("Sample represents %.1f seconds of %s time (out of a total of %.1f)\n", x,
                 p.clock == ClockKind::Wall ? "elapsed" : "processor", x);
 }
@@ -59,8 +66,7 @@ std::string allegro_flat_report(const Profile& original, const AllegroOptions& o
   const Units u = units_of(p);
   const double n = static_cast<double>(p.sample_weight());
   std::string out = sample_line(p, u);
-  out += printf_string("%s below %.1f%% will be suppressed.\n\n", u.space ? "Mem.s" : "Times",
-                       o.significance_threshold * 100);
+  out += printf_string("%s below %.1f%% will be suppressed.\n\n", u.plural, o.significance_threshold * 100);
   out += "    %     %   self  total             self   total  Function\n";
   out += printf_string(" %s  Cum. %6s %6s    calls %7s %7s  name\n", u.word, u.amount, u.amount, u.per_call, u.per_call);
   std::vector<FunctionId> rows;
@@ -100,14 +106,16 @@ std::string allegro_call_graph(const Profile& original, const AllegroOptions& o)
   const Units u = units_of(p);
   const double n = static_cast<double>(p.sample_weight());
   // The space variant drops the first line and speaks of mem.s (FORMATS.md 3.2).
-  std::string out = u.space ? "" : "Time profile of sampled pc values by function, children, and parents.\n";
-  out += printf_string("Total times below %.1f%% will be suppressed.\n", o.significance_threshold * 100);
+  std::string out = u.time ? "Time profile of sampled pc values by function, children, and parents.\n" : "";
+  out += printf_string("Total %s below %.1f%% will be suppressed.\n", p.clock == ClockKind::Gc ? "GCs" : "times",
+                       o.significance_threshold * 100);
   out += printf_string("Parent and child %s less %.1f%% of the node will be suppressed.\n",
-                       u.space ? "mem.s" : "times", o.fractional_significance_threshold * 100);
+                       u.time ? "times" : p.clock == ClockKind::Gc ? "GCs" : "mem.s",
+                       o.fractional_significance_threshold * 100);
   out += sample_line(p, u);
   out += printf_string("\n     %%      %%                    Parent\n  self  total    total   local   Function\n"
                        "  %s   %s    %5s       %%     Child\n\n", u.word, u.word, u.amount);
-  const char* amount_fmt = u.space ? "%8.0f" : "%8.1f";
+  const char* amount_fmt = u.amount_fmt;
 
   // Per function: distinct callers and callees per sample, and whether F recurred there.
   struct Link { std::uint64_t count = 0; bool recursive = false; };

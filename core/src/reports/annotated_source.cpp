@@ -14,7 +14,10 @@ std::string annotated_source(const Profile& p, FunctionId f, const std::vector<s
   const std::map<int, LineCounts> lines = p.line_counts(f);
   std::string out = printf_string("%s: %.2f%% of the %s in the function, %.2f%% on its own lines\n",
                                   one_line(p.functions.label(f)).c_str(), pct(c.cumulative),
-                                  p.clock == ClockKind::Alloc ? "bytes allocated" : "samples", pct(c.self));
+                                  p.clock == ClockKind::Alloc ? "bytes allocated"
+                                  : p.clock == ClockKind::Gc  ? "garbage collections"
+                                                              : "samples",
+                                  pct(c.self));
   out += " self %  total %   line  source\n";
   auto row = [&](int line, const std::string& text) {
     auto it = lines.find(line);
