@@ -6,7 +6,10 @@
 
 #include "example_profile.hpp"
 #include "profile_equivalence.hpp"
+#include "scriptprof/folded_stacks.hpp"
+#include "scriptprof/frame_report.hpp"
 #include "scriptprof/interchange_formats.hpp"
+#include "scriptprof/lispworks_tree.hpp"
 #include "scriptprof/interval_formats.hpp"
 #include "scriptprof/profile_io.hpp"
 #include "scriptprof/timeline.hpp"
@@ -370,4 +373,41 @@ TEST_CASE("speedscope from aggregated stacks says it has no time order") {
   e.profile.keep_samples = true;
   REQUIRE(e.profile.samples.size() > 0);
   CHECK(json::parse(write_speedscope(e.profile))["name"].get<std::string>() == e.profile.name);
+}
+
+TEST_CASE("A thread is numbered and named the same in every report and file") {
+  Profile p;
+  p.keep_samples = true;
+  p.period_ns = 1'000'000;
+  p.add_thread(0, "main");
+  p.add_thread(3, "worker");
+  const FunctionId f = p.add_function({"f", "a.lua", 1, 2, FunctionKind::Script});
+  const FunctionId g = p.add_function({"g", "a.lua", 4, 5, FunctionKind::Script});
+  for (std::uint64_t t = 0; t < 4; ++t) {
+    p.add_sample(0, t * 1'000'000, 1, &f, 1);
+    p.add_sample(3, t * 1'000'000, 1, &g, 1);
+  }
+  p.frame_marks = {{3, 0}, {3, 2'000'000}, {3, 4'000'000}};
+  std::string text, error;
+  REQUIRE(write_chrome_trace(p, &text, &error));
+  const std::string worker = "thread 3: worker";
+  CHECK(text.find(json(worker).dump()) != std::string::npos);
+  CHECK(write_speedscope(p).find(worker) != std::string::npos);
+  CHECK(write_pprof(p, false).find(worker) != std::string::npos);
+  CHECK(write_lispworks_tree(p).find(worker) != std::string::npos);
+  CHECK(frame_report(p).find("Frames of " + worker + ": ") != std::string::npos);
+  FoldedWriteOptions rooted;
+  rooted.thread_root = true;
+  CHECK(write_folded(p, rooted).find(worker + ";g (a.lua:4) 4") != std::string::npos);
+  // speedscope gives the number and the name back.
+  Profile back;
+  REQUIRE(read_speedscope(write_speedscope(p), &back, &error));
+  CHECK(thread_name(back, 3) == "worker");
+  CHECK(thread_name(back, 0) == "main");
+  std::uint32_t n = 0;
+  std::string name;
+  CHECK_FALSE(parse_thread_label("thread x: y", &n, &name));
+  CHECK_FALSE(parse_thread_label("thread 99999999999", &n, &name));
+  CHECK(parse_thread_label("thread 7", &n, &name));
+  CHECK((n == 7 && name.empty()));
 }

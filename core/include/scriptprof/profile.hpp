@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scriptprof/call_tree.hpp"
@@ -251,8 +252,12 @@ class Profile {
 // Children of a call tree node, Count descending, ties by label bytewise (every tree writer's order).
 std::vector<NodeId> children_by_count(const Profile& profile, NodeId node);
 
-// "thread 1: main" for a process root node.
+// "thread 1: main" for a process root node: how every report and file names a thread.
 std::string thread_label(const Profile& profile, NodeId root);
+// The same for a thread's number ("thread 3" when it has no name).
+std::string thread_label_of(const Profile& profile, std::uint32_t thread);
+// A name thread_label_of wrote, read back: its number and name (false for any other text).
+bool parse_thread_label(std::string_view label, std::uint32_t* thread, std::string* name);
 
 // The name given to a thread (empty when it has none).
 std::string thread_name(const Profile& profile, std::uint32_t thread);

@@ -21,8 +21,7 @@ bool write_chrome_trace(const Profile& p, std::string* out, std::string* error) 
                      {"args", {{"name", p.name.empty() ? "scriptprof" : p.name}}}});
   std::vector<std::string> quoted(p.functions.size());  // each label escaped once
   for (std::uint32_t thread : sampled_threads(p)) {
-    std::string name = thread_name(p, thread);
-    if (name.empty()) name = "thread " + std::to_string(thread);
+    const std::string name = thread_label_of(p, thread);
     const std::int64_t tid = static_cast<std::int64_t>(thread) + 1;  // tid 0 reads as "no thread" in viewers
     text += ',';
     text += json_dump({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});

@@ -3,6 +3,7 @@
 // against the value's type first; RAPIDJSON_ASSERT throws as a last guard, never aborts.
 #include <cmath>
 #include <numeric>
+#include <set>
 #include <string>
 
 #include "scriptprof/interchange_formats.hpp"
@@ -105,6 +106,8 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
     bool bytes = false;  // weights are bytes (Raw::ns holds them), not time
     const Value& profiles = required(file, "profiles", "the file");
     if (!profiles.IsArray()) throw Fail{"profiles must be an array"};
+    const std::string file_name = without_order_note(string_or(file, "name", ""));
+    std::set<std::uint32_t> numbers;  // threads taken
     for (rapidjson::SizeType pi = 0; pi < profiles.Size(); ++pi) {
       const Value& prof = profiles[pi];
       const std::string where = "profiles[" + std::to_string(pi) + "]";
@@ -117,8 +120,19 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
         scale = 1e6;  // counts: one unit per millisecond of "time"
         if (warnings) warnings->push_back(where + ": unit \"" + unit + "\" is not time: reading one unit as 1 ms");
       }
-      const auto thread = static_cast<std::uint32_t>(pi);
-      out->add_thread(thread, without_order_note(string_or(prof, "name", "")));
+      // Ours are titled "FILE thread N: NAME": thread N again, named NAME. Any other title
+      // names the next free number.
+      std::string title = without_order_note(string_or(prof, "name", ""));
+      if (!file_name.empty() && title.rfind(file_name + " ", 0) == 0) title.erase(0, file_name.size() + 1);
+      std::uint32_t thread = 0;
+      std::string thread_title;
+      if (!parse_thread_label(title, &thread, &thread_title) || numbers.count(thread)) {
+        thread = static_cast<std::uint32_t>(pi);
+        while (numbers.count(thread)) ++thread;
+        thread_title = title;
+      }
+      numbers.insert(thread);
+      out->add_thread(thread, thread_title);
       const std::string type = string_or(prof, "type", "");
       if (type == "sampled") {
         const Value& samples = required(prof, "samples", where);

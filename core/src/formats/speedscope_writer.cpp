@@ -12,10 +12,9 @@
 
 namespace scriptprof {
 
-// "demo.lua main thread": the file's name and the thread's.
+// "demo.lua thread 0: main": the file's name and the thread's label, as every report names it.
 std::string profile_title(const Profile& p, const std::string& name, std::uint32_t thread) {
-  std::string given = thread_name(p, thread);
-  return name + " " + (given.empty() ? "thread " + std::to_string(thread) : given + " thread");
+  return name + " " + thread_label_of(p, thread);
 }
 
 // A frame for speedscope: its label as the name (unique, and what every report calls it, so

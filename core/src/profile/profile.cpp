@@ -284,13 +284,36 @@ std::string thread_name(const Profile& p, std::uint32_t thread) {
   return {};
 }
 
+std::string thread_label_of(const Profile& p, std::uint32_t thread) {
+  std::string name = thread_name(p, thread);
+  return "thread " + std::to_string(thread) + (name.empty() ? "" : ": " + name);
+}
+
 std::string thread_label(const Profile& p, NodeId root) {
   for (const auto& r : p.tree.roots())
-    if (r.second == root) {
-      std::string name = thread_name(p, r.first);
-      return "thread " + std::to_string(r.first) + (name.empty() ? "" : ": " + name);
-    }
+    if (r.second == root) return thread_label_of(p, r.first);
   return "thread";
+}
+
+bool parse_thread_label(std::string_view label, std::uint32_t* thread, std::string* name) {
+  constexpr std::string_view kWord = "thread ";
+  if (label.substr(0, kWord.size()) != kWord) return false;
+  std::size_t i = kWord.size(), digits = 0;
+  std::uint64_t n = 0;
+  while (i < label.size() && label[i] >= '0' && label[i] <= '9' && digits < 10) {
+    n = n * 10 + static_cast<std::uint64_t>(label[i++] - '0');
+    ++digits;
+  }
+  if (digits == 0 || n > 0xFFFFFFFFull) return false;
+  if (i == label.size()) {
+    name->clear();
+  } else if (label.substr(i, 2) == ": ") {
+    *name = std::string(label.substr(i + 2));
+  } else {
+    return false;
+  }
+  *thread = static_cast<std::uint32_t>(n);
+  return true;
 }
 
 void for_each_sample_path(const Profile& p,

@@ -68,8 +68,7 @@ std::string frame_report(const Profile& p, std::size_t slowest) {
     }
     std::size_t count = end - begin;
     std::uint32_t thread = spans[begin].thread;
-    std::string name = thread_name(p, thread);
-    out += "Frames of thread " + std::to_string(thread) + (name.empty() ? "" : " (" + name + ")") + ": " +
+    out += "Frames of " + thread_label_of(p, thread) + ": " +
            std::to_string(count) + " frames, average " + ms(total / count) + " ms, longest " + ms(longest) +
            " ms (" + clock + " time)\n";
     std::vector<FrameSpan> order(spans.begin() + static_cast<std::ptrdiff_t>(begin),
