@@ -13,6 +13,9 @@ extern "C" {
 #include "scriptprof/run_options.hpp"
 #include "scriptprof/profile_io.hpp"
 #include "scriptprof/statprof_flat_report.hpp"
+#ifdef SCRIPTPROF_HTTP
+#include "scriptprof/profile_server.hpp"
+#endif
 
 namespace scriptprof::lua::module {
 
@@ -22,6 +25,9 @@ struct ModuleState {
   SamplerSettings settings;
   ReportOptions display;  // hidden functions and packages, significance thresholds
   Profile live;           // a report made while sampling: the profile with the time so far
+#ifdef SCRIPTPROF_HTTP
+  ServedEngine served;    // profiler.serve's: stopped before the sampler goes (its __gc runs first)
+#endif
 };
 
 inline ModuleState* module_state(lua_State* L) {
@@ -113,5 +119,17 @@ int l_save_current_profile(lua_State* L);
 int l_annotate(lua_State* L);
 // module_luaprof.cpp
 int l_luaprof(lua_State* L);
+// module_run_control.cpp: a new run (fresh profiles) as `o` says, or a Lua error why not.
+void start_fresh_or_raise(lua_State* L, const RunOptions& o);
+// module_serve.cpp
+int l_serve(lua_State* L);
+int l_stop_serving(lua_State* L);
+// Ends serving and the served run, if on (profiler.stop and stop_serving).
+void stop_serving(lua_State* L);
+#ifdef SCRIPTPROF_HTTP
+// Serves `sampler`'s run (started with make_served) on `address` through `served`.
+bool serve_run(lua_State* L, ModuleSampler& sampler, ServedEngine& served, const std::string& address,
+               std::string* error);
+#endif
 
 }  // namespace scriptprof::lua::module

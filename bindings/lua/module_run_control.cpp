@@ -259,6 +259,7 @@ int l_start(lua_State* L) {
 }
 
 int l_stop(lua_State* L) {
+  stop_serving(L);  // a served run ends with its server
   attach_sampler(L)->stop();
   return 0;
 }

@@ -89,6 +89,8 @@ const luaL_Reg kFunctions[] = {
     {"report", l_report},
     {"write", l_write},
     {"read", l_read},
+    {"serve", l_serve},
+    {"stop_serving", l_stop_serving},
     {nullptr, nullptr},
 };
 

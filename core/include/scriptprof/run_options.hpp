@@ -29,6 +29,8 @@ struct RunSettings {
   bool hold_clock = false;               // program time waits for release_clock(): the caller
                                          // has more set-up before the profiled code runs
   int signal = 0;                        // the timer's signal (0: default_timer_signal())
+  bool ticks_paused = false;             // the timer starts without ticks: a profile server
+                                         // gives it a rate per request (set_tick_period)
 };
 
 // One option as the front ends show it.

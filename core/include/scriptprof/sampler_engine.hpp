@@ -19,6 +19,7 @@
 
 #include "scriptprof/allocation_countdown.hpp"
 #include "scriptprof/arm_claim.hpp"
+#include "scriptprof/live_feed.hpp"
 #include "scriptprof/profile.hpp"
 #include "scriptprof/run_options.hpp"
 #include "scriptprof/sampling_budget.hpp"
@@ -150,6 +151,12 @@ class SamplerEngine {
   void stop();
   // The profiled code starts now, after a held start.
   void release_clock() { timer_.leave_profiler(); }
+  // Time samples go to `feed` too (null: no more), with the names they use, from the
+  // functions and processes known now on (a profile server reads it on its own thread).
+  void set_live_feed(std::shared_ptr<LiveFeed> feed);
+  // Any thread: ticks come every `period_ns` from now on (0: none) while the run samples; a
+  // run started with RunSettings::ticks_paused has none until this gives a rate.
+  void set_tick_period(std::uint64_t period_ns) { timer_.set_period(period_ns); }
   bool active() const { return active_; }
   bool sampling() const { return sampling_; }
   bool counting() const { return counting_; }
@@ -374,6 +381,9 @@ class SamplerEngine {
     return (callee + caller * 9u) & (kCallRuns - 1);
   }
   void sync_functions(Profile& p) const;  // gives p the time profile's functions it lacks
+  // A time sample's stack, as add_weight gave it to the profile, to the live feed.
+  void feed_live(std::uint32_t process, const FunctionId* frames, std::size_t count, std::uint64_t ticks);
+  std::shared_ptr<LiveFeed> live_;  // see set_live_feed
   void flush_calls() const;  // every run into the profiles
   void flush_call_run(CallRun& run) const;
   mutable std::array<CallRun, kCallRuns> call_runs_{};

@@ -80,6 +80,8 @@ struct TimerSettings {
   // watcher thread as they fall due (it arms the thread's wake-up), not to the signal handler
   // once the thread runs again, when its stack may have moved on. Null: they wait.
   TickHandler on_blocked = nullptr;
+  // Start without ticks until set_period() gives a rate (a run a profile server drives).
+  bool paused = false;
 };
 
 class SamplingTimer {
@@ -97,6 +99,13 @@ class SamplingTimer {
   // Of the ticks stop() returned, how many fell due while the thread was blocked (once).
   std::uint64_t take_off_cpu() { return stopped_off_cpu_.exchange(0); }
   bool running() const { return active_.load(std::memory_order_acquire); }
+  // Any thread: ticks come every `period_ns` of program time from now on, the first at a
+  // random point of the first period; 0 pauses them. A paused watcher waits on its condition
+  // and looks at nothing: a paused run costs the program no signal and the watcher no CPU.
+  // Ignored when the timer is not running (the next start() sets the rate).
+  void set_period(std::uint64_t period_ns);
+  // The period ticks come at now (0: paused). Any thread.
+  std::uint64_t period_ns() const { return period_now_.load(std::memory_order_relaxed); }
 
   // Program time since start() (frozen at stop()), excluding the profiler's own time.
   std::uint64_t program_ns() const;
@@ -195,6 +204,8 @@ class SamplingTimer {
   std::condition_variable thread_parked_;              // the watcher left a run
   bool watching_ = false;                              // a run is on for the watcher
   bool quit_ = false;                                  // the timer is being destroyed
+  bool paused_ = false;                                // no ticks until set_period (under thread_mutex_)
+  std::atomic<std::uint64_t> period_now_{0};           // see period_ns()
   pid_t thread_tid_ = 0;                               // the profiled thread
 };
 

@@ -109,7 +109,7 @@ bool SamplerEngine::resume(std::string* error, bool hold_clock) {
   next_arm_ns_ = 0;
   budget_.rebase();  // the timer restarts program time from 0
   TimerSettings ts{settings_.clock, settings_.period_ns, hold_clock, arm_on_thread_, settings_.signal,
-                   blocked_arm_ ? blocked_tick_trampoline : nullptr};
+                   blocked_arm_ ? blocked_tick_trampoline : nullptr, settings_.ticks_paused};
   // The timer also measures program time, so it runs even when only gc or space is sampled.
   if (!timer_.start(ts, tick_trampoline, this, error)) return false;
   sampling_ = true;
@@ -215,6 +215,7 @@ std::uint64_t SamplerEngine::profile_time() const {
 void SamplerEngine::reset() {
   if (active_) return;
   fresh_profiles(profiles_);
+  live_.reset();  // its reader knows the old ids
   named_processes_.clear();
   elapsed_before_ns_ = 0;
   last_leaf_ = last_space_leaf_ = kNoNode;
@@ -238,7 +239,22 @@ FunctionId SamplerEngine::add_function(FunctionInfo info) {
     sync_functions(*profiles_[k]);
     profiles_[k]->add_function(info);
   }
+  if (live_) live_->define_function(static_cast<FunctionId>(profiles_[0]->functions.size()), info);
   return profiles_[0]->add_function(std::move(info));
+}
+
+void SamplerEngine::set_live_feed(std::shared_ptr<LiveFeed> feed) {
+  live_ = std::move(feed);
+  if (!live_) return;
+  const Profile& time = *profiles_[0];
+  for (FunctionId id = 0; id < time.functions.size(); ++id) live_->define_function(id, time.functions.info(id));
+  for (const ThreadInfo& t : time.threads) live_->name_thread(t.id, t.name);
+}
+
+void SamplerEngine::feed_live(std::uint32_t process, const FunctionId* frames, std::size_t count,
+                              std::uint64_t ticks) {
+  const std::uint64_t period = timer_.period_ns();
+  live_->add_sample(process, frames, count, ticks, period ? period : settings_.period_ns);
 }
 
 void SamplerEngine::sync_functions(Profile& p) const {
@@ -250,11 +266,13 @@ void SamplerEngine::name_process(std::uint32_t id, const std::string& name, std:
   if (std::find(named_processes_.begin(), named_processes_.end(), id) != named_processes_.end()) return;
   named_processes_.push_back(id);
   for (auto& p : profiles_) p->add_thread(id, name, os_thread);
+  if (live_) live_->name_thread(id, name);
 }
 
 void SamplerEngine::rename_function(FunctionId id, const std::string& name) {
   for (auto& p : profiles_)
     if (id < p->functions.size()) p->functions.rename(id, name);
+  if (live_) live_->rename_function(id, name);
 }
 
 void SamplerEngine::flush_calls() const {
@@ -411,7 +429,11 @@ NodeId SamplerEngine::add_weight(Profile& p, SampleKind kind, std::uint64_t weig
   if (kind == SampleKind::Time && pending_off_cpu_.load(std::memory_order_relaxed))
     off_cpu = std::min(weight, pending_off_cpu_.exchange(0, std::memory_order_relaxed));
   NodeId leaf = kNoNode;
-  if (weight > off_cpu) leaf = p.add_sample(process, at_ns, weight - off_cpu, frames_.data(), frames_.size(), lines);
+  const bool live = live_ && kind == SampleKind::Time;
+  if (weight > off_cpu) {
+    leaf = p.add_sample(process, at_ns, weight - off_cpu, frames_.data(), frames_.size(), lines);
+    if (live) feed_live(process, frames_.data(), frames_.size(), weight - off_cpu);
+  }
   if (off_cpu) {
     p.health.off_cpu += off_cpu;
     if (blocked_id_ == kNoFunction) blocked_id_ = add_function({"(blocked)", "", 0, 0, FunctionKind::Pseudo});
@@ -420,12 +442,14 @@ NodeId SamplerEngine::add_weight(Profile& p, SampleKind kind, std::uint64_t weig
       frames_.push_back(blocked_id_);
       if (lines) lines_.push_back(0);
       blocked = p.add_sample(process, at_ns, off_cpu, frames_.data(), frames_.size(), lines ? lines_.data() : nullptr);
+      if (live) feed_live(process, frames_.data(), frames_.size(), off_cpu);
       frames_.pop_back();
       if (lines) lines_.pop_back();
     } else {
       const FunctionId alone[] = {blocked_id_};
       const int no_line[] = {0};
       blocked = p.add_sample(process, at_ns, off_cpu, alone, 1, lines ? no_line : nullptr);
+      if (live) feed_live(process, alone, 1, off_cpu);
     }
     if (leaf == kNoNode) leaf = p.tree.node(blocked).parent;  // where it blocked, if known
   }

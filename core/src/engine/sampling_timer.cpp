@@ -282,6 +282,8 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
     // What the watcher reads above is published by this lock; it stays parked between runs,
     // so a run's start costs no thread (a short run would end before a new thread's first look).
     std::lock_guard<std::mutex> lock(thread_mutex_);
+    paused_ = settings.paused;
+    period_now_.store(paused_ ? 0 : settings.period_ns, std::memory_order_relaxed);
     active_.store(true, std::memory_order_release);
     watching_ = true;
   }
@@ -341,6 +343,30 @@ std::uint64_t SamplingTimer::stop() {
   return ready + since;
 }
 
+void SamplingTimer::set_period(std::uint64_t period_ns) {
+  {
+    std::lock_guard<std::mutex> lock(thread_mutex_);
+    if (!active_.load(std::memory_order_acquire)) return;
+    if (period_ns == 0) {
+      paused_ = true;
+    } else {
+      // The first tick at a random point of the first period from now, as at start().
+      const bool was_paused = paused_;
+      settings_.period_ns = period_ns;
+      paused_ = false;
+      const std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
+      const std::uint64_t program = program_at(since ? since : now());
+      if (was_paused || next_tick_ > program + period_ns) {
+        draw_gap();  // a fresh draw for the phase
+        next_tick_ = program + 1 + rng_ % period_ns;
+      }
+      missed_ = false;
+    }
+    period_now_.store(paused_ ? 0 : period_ns, std::memory_order_relaxed);
+  }
+  thread_wake_.notify_all();
+}
+
 std::uint64_t SamplingTimer::draw_gap() {
   // xorshift64: a few shifts and xors on a member.
   rng_ ^= rng_ << 13;
@@ -351,7 +377,7 @@ std::uint64_t SamplingTimer::draw_gap() {
 }
 
 std::uint64_t SamplingTimer::cross_ticks(std::uint64_t program) {
-  if (program < next_tick_) return 0;
+  if (paused_ || program < next_tick_) return 0;
   std::uint64_t ticks = 0;
   // After a long stop of the clock's owner (a debugger, a suspended VM), cross the bulk in
   // whole periods instead of drawing each gap: the count is the same on average.
@@ -584,8 +610,14 @@ void SamplingTimer::watch() {
     if (quit_) return;
     std::uint64_t delay = next_tick_;
     while (active_.load(std::memory_order_acquire)) {
+      if (paused_) {
+        // No ticks wanted: wait for a rate or the end of the run, looking at nothing.
+        thread_wake_.wait(lock, [this] { return !paused_ || !active_.load(std::memory_order_acquire); });
+        delay = next_tick_ > program_at(now()) ? next_tick_ - program_at(now()) : 0;
+        continue;
+      }
       thread_wake_.wait_for(lock, std::chrono::nanoseconds(std::max<std::uint64_t>(delay, 1000)));
-      if (!active_.load(std::memory_order_acquire)) break;
+      if (!active_.load(std::memory_order_acquire) || paused_) continue;
       if (settings_.on_thread) signals_.fetch_add(1, std::memory_order_relaxed);
       delay = check_ticks();
     }

@@ -1,0 +1,61 @@
+// The live feed: a run's time samples and the names they use, handed from the interpreter's
+// thread (the engine, at its safe points) to a reader on another thread (the profile server).
+//
+// Data goes one way. The engine appends; the reader takes everything appended so far in one
+// swap. Both hold the feed's mutex only for that append or swap, never while a profile is
+// built, so the interpreter's thread waits at most for a swap of a few vectors. Samples beyond
+// `max_bytes` waiting are dropped and counted; a function's definition is never dropped (a
+// later sample would name an id the reader does not know), and there is one per function.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "scriptprof/function_table.hpp"
+
+namespace scriptprof {
+
+class LiveFeed {
+ public:
+  // What one take() hands over, in the order the engine appended it.
+  struct Sample {
+    std::uint32_t thread;
+    std::uint32_t first, count;  // its frames in Batch::frames, root first
+    std::uint64_t ticks;         // the sample's weight in ticks
+    std::uint64_t period_ns;     // the timer's period when it was taken
+  };
+  struct Batch {
+    std::vector<std::pair<FunctionId, FunctionInfo>> functions;  // new ids, in id order
+    std::vector<std::pair<FunctionId, std::string>> renames;
+    std::vector<std::pair<std::uint32_t, std::string>> threads;  // named processes
+    std::vector<FunctionId> frames;
+    std::vector<Sample> samples;
+    std::uint64_t dropped = 0;  // ticks of the samples that found the feed full
+  };
+
+  explicit LiveFeed(std::size_t max_bytes = std::size_t{8} << 20) : max_bytes_(max_bytes) {}
+  LiveFeed(const LiveFeed&) = delete;
+  LiveFeed& operator=(const LiveFeed&) = delete;
+
+  // ---- The interpreter's thread (the engine) ----
+  void define_function(FunctionId id, const FunctionInfo& info);
+  void rename_function(FunctionId id, const std::string& name);
+  void name_thread(std::uint32_t id, const std::string& name);
+  // A time sample of `frames` (root first) weighing `ticks` of `period_ns` each.
+  void add_sample(std::uint32_t thread, const FunctionId* frames, std::size_t count, std::uint64_t ticks,
+                  std::uint64_t period_ns);
+
+  // ---- The reader ----
+  // Everything appended since the last take.
+  Batch take();
+
+ private:
+  std::mutex mutex_;
+  Batch pending_;
+  std::size_t max_bytes_;
+};
+
+}  // namespace scriptprof
