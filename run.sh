@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(g++ clang libclang-rt-14-dev cmake make pkg-config lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev lua5.2 liblua5.2-dev lua5.1 liblua5.1-0-dev libboost-context-dev catch2 nlohmann-json3-dev rapidjson-dev zlib1g-dev libcli11-dev golang-go luajit libluajit-5.1-dev love xvfb xauth luarocks valgrind angelscript-dev chromium time)
+PACKAGES=(g++ clang libclang-rt-14-dev cmake make pkg-config lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev lua5.2 liblua5.2-dev lua5.1 liblua5.1-0-dev libboost-context-dev catch2 nlohmann-json3-dev rapidjson-dev zlib1g-dev libcli11-dev golang-go luajit libluajit-5.1-dev love xvfb xauth luarocks valgrind angelscript-dev chromium time libcpp-httplib-dev curl)
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 install_missing() {
@@ -50,7 +50,7 @@ case "${1:-}" in
     build build-asan -DSCRIPTPROF_SANITIZE=ON
     echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
     (cd build-asan && ctest --output-on-failure -j"$JOBS")
-    build build-tsan -DSCRIPTPROF_TSAN=ON -- lua_threads_tests embed_tests angelscript_adapter_tests
+    build build-tsan -DSCRIPTPROF_TSAN=ON -- lua_threads_tests embed_tests angelscript_adapter_tests live_tests
     echo "== C++ tests under ThreadSanitizer (build-tsan/): states on several threads, fibers, the C API"
     (cd build-tsan && ctest --output-on-failure -j"$JOBS")
     CC=clang CXX=clang++ build build-fuzz -DSCRIPTPROF_FUZZ=ON -DSCRIPTPROF_TESTS=OFF -DSCRIPTPROF_SAMPLES=OFF \

@@ -14,6 +14,7 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include "command_serving.hpp"
 #include "exit_status.hpp"
 #include "lua_runner.hpp"
 #include "luajit_sampler.hpp"
@@ -33,12 +34,15 @@ struct Run {
   bool tool_failed = false;
 };
 Run g_run;  // one run per process; atexit needs it (os.exit skips main's epilogue)
+luaprof::CommandServing g_serving;  // --serve: stopped before the sampler stops or goes
 
 // Stops the profiler and prints the reports, once (from main, or from atexit after os.exit).
 void finish_report() {
   if (g_run.reported || g_run.profiles.empty()) return;
   g_run.reported = true;
+  g_serving.stop();
   if (g_run.sampler) g_run.sampler->stop();
+  if (!g_run.options->serve.empty()) return;  // its profiles went to its clients
   std::fflush(stdout);
   // LuaJIT keeps no chunk text: a function's file is read again.
   auto lines = [](const scriptprof::Profile& p, scriptprof::FunctionId f) { return luarunner::annotate_lines({}, p, f); };
@@ -92,11 +96,19 @@ int protected_main(lua_State* L) {
     return luaL_error(L, "cannot start the profiler: %s", error.c_str());
   }
   g_run.profiles = luaprof::run_profiles(g_run.sampler->engine(), has_script ? a->argv[script] : "(command line)");
+  if (!g_serving.start(g_run.sampler->engine(), o, has_script ? a->argv[script] : "(command line)", LUAJIT_VERSION,
+                       luarunner::g_progname, &error)) {
+    g_run.tool_failed = true;
+    g_run.sampler->stop();
+    return luaL_error(L, "cannot serve profiles: %s", error.c_str());
+  }
   if (!luarunner::run_lua_args(L, o)) {
+    g_serving.stop();
     g_run.sampler->stop();
     return 0;
   }
   const int status = has_script ? luarunner::run_script(L, a->argc, a->argv, script) : 0;
+  g_serving.stop();
   g_run.sampler->stop();
   if (luarunner::report_status(L, status) != 0) return 0;
   lua_pushboolean(L, 1);

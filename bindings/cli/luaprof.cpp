@@ -17,6 +17,7 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include "command_serving.hpp"
 #include "exit_status.hpp"
 #include "lua_attach.hpp"
 #include "lua_runner.hpp"
@@ -45,6 +46,9 @@ struct Run {
                              // made or written: the exit status says so
 };
 Run g_run;  // one run per process; atexit needs it (os.exit skips main's epilogue)
+luaprof::CommandServing g_serving;  // --serve: stopped before the sampler stops or goes
+
+void stop_serving() { g_serving.stop(); }
 
 
 // Stops the profiler (if the state still runs) and prints the reports, once: one per profile
@@ -53,6 +57,11 @@ void finish_report() {
   if (g_run.reported || g_run.profiles.empty()) return;
   g_run.reported = true;
   const Options& o = *g_run.options;
+  stop_serving();
+  if (!o.serve.empty()) {  // its profiles went to its clients
+    if (g_run.sampler) g_run.sampler->stop();
+    return;
+  }
   if (g_run.sampler) {
     g_run.sampler->stop();
     if (!o.annotate.empty()) g_run.sources = luarunner::kept_sources(*g_run.sampler, *g_run.profiles[0].second);
@@ -77,6 +86,7 @@ void finish_report_at_exit() {
 // os.exit(code, true) closes the state before atexit runs: forget the sampler then (the
 // state frees it, stopping it and completing the profile, which we still hold).
 int forget_sampler(lua_State*) {
+  stop_serving();
   g_run.sampler = nullptr;
   return 0;
 }
@@ -135,12 +145,20 @@ int protected_main(lua_State* L) {
       return luaL_error(L, "cannot start the profiler: %s", error.c_str());
     }
     g_run.profiles = luaprof::run_profiles(g_run.sampler->engine(), has_script ? a->argv[script] : "(command line)");
+    if (!g_serving.start(g_run.sampler->engine(), o, has_script ? a->argv[script] : "(command line)", LUA_RELEASE,
+                         luarunner::g_progname, &error)) {
+      g_run.tool_failed = true;
+      g_run.sampler->stop();
+      return luaL_error(L, "cannot serve profiles: %s", error.c_str());
+    }
   }
   if (!luarunner::run_lua_args(L, o)) {
+    stop_serving();
     g_run.sampler->stop();
     return 0;
   }
   const int status = has_script ? luarunner::run_script(L, a->argc, a->argv, script) : LUA_OK;
+  stop_serving();
   g_run.sampler->stop();
   if (luarunner::report_status(L, status) != LUA_OK) return 0;
   lua_pushboolean(L, 1);

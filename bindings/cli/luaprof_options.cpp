@@ -10,6 +10,9 @@
 #include "exit_status.hpp"
 #include "scriptprof/atomic_file.hpp"
 #include "scriptprof/version.hpp"
+#ifdef SCRIPTPROF_HTTP
+#include "scriptprof/profile_server.hpp"
+#endif
 
 namespace luaprof {
 
@@ -65,6 +68,9 @@ void usage(FILE* out, const Frontend& fe) {
       "                    .speedscope.json, .pb.gz, .html, .json (chrome), .sampler, .csv (lms));\n"
       "%s"
       "  --format NAME     lispworks, folded, speedscope, chrome, pprof, html, sampler or lms\n"
+      "  --serve ADDRESS   while the script runs, serve Go's /debug/pprof endpoints at ADDRESS\n"
+      "                    (127.0.0.1:6060; :0 takes a free port): go tool pprof\n"
+      "                    http://ADDRESS/debug/pprof/profile?seconds=30; no report at the end\n"
       "%s"
       "  --help            this text\n"
       "  --version         the profiler's version\n"
@@ -121,6 +127,7 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
   app.add_option("--slowest-frames", slowest);
   app.add_option("-o", o.output);
   app.add_option("--format", o.format);
+  app.add_option("--serve", o.serve);
   app.add_flag("-h,--help", help);
   app.add_flag("--version", version);
   if (fe.other_lua) app.add_option("--lua", o.other_lua);
@@ -206,6 +213,28 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
     o.report.slowest_frames = static_cast<std::size_t>(v);
   }
   if (space_asked && !time_asked) o.run.sample_time = false;
+  if (!o.serve.empty()) {
+#ifdef SCRIPTPROF_HTTP
+    std::string host, error;
+    int port = 0;
+    if (!scriptprof::parse_listen_address(o.serve, &host, &port, &error)) bad_usage("--serve: " + error);
+#else
+    bad_usage("--serve: this build has no profile server (build with libcpp-httplib-dev installed)");
+#endif
+    // A served run's profiles are the ones its clients ask for, of the time profile.
+    for (const auto& spec : scriptprof::run_option_specs()) {
+      const auto i = static_cast<std::size_t>(&spec - specs.data());
+      const bool allowed = std::strcmp(spec.name, "hz") == 0 || std::strcmp(spec.name, "clock") == 0 ||
+                           std::strcmp(spec.name, "signal") == 0;
+      if (given[i] && given[i]->count() && !allowed)
+        bad_usage(std::string("--serve serves time profiles to its clients: ") + spec.flag + " does not go with it");
+    }
+    if (!o.output.empty() || !o.report_file.empty() || !o.annotate.empty() || o.style != "flat")
+      bad_usage("--serve serves its profiles to clients: -o, --report, --style and --annotate do not go with it");
+#ifdef SCRIPTPROF_HTTP
+    scriptprof::make_served(o.run);
+#endif
+  }
   {
     std::string text, error;
     if (!scriptprof::render_report(scriptprof::Profile{}, o.style, &text, &error)) bad_usage("--style: " + error);

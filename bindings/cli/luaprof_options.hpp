@@ -50,6 +50,7 @@ struct Options {
   std::vector<LuaArg> lua_args;
   bool no_env = false;      // -E: ignore LUA_INIT and the LUA_PATH variables
   std::string other_lua;    // --lua PATH: the interpreter to run the script under
+  std::string serve;        // --serve ADDRESS: serve profiles while the script runs (no report)
 };
 
 // Prints the usage text.

@@ -14,6 +14,7 @@ extern "C" {
 #endif
 }
 
+#include "command_serving.hpp"
 #include "exit_status.hpp"
 #include "lua_runner.hpp"
 #include "luaprof_options.hpp"
@@ -37,13 +38,16 @@ struct CommandRun {
   bool tool_failed = false;
 };
 CommandRun g_command;
+luaprof::CommandServing g_serving;  // --serve: stopped before the sampler stops
 
 // Stops the run and prints its reports, once: at the script's end, or before its os.exit.
 void finish_command() {
   if (!g_command.running) return;
   g_command.running = false;
   const luaprof::Options& o = g_command.options;
+  g_serving.stop();
   g_command.sampler->stop();
+  if (!o.serve.empty()) return;  // its profiles went to its clients
   if (!o.annotate.empty()) g_command.sources = luarunner::kept_sources(*g_command.sampler, *g_command.profiles[0].second);
   std::fflush(stdout);
   auto lines = [](const Profile& p, FunctionId f) { return luarunner::annotate_lines(g_command.sources, p, f); };
@@ -144,6 +148,18 @@ int l_luaprof(lua_State* L) {
       g_command.sampler = sampler;
       g_command.running = true;
       g_command.profiles = luaprof::run_profiles(sampler->engine(), has_script ? g_command.argv[script] : "(command line)");
+#ifdef SCRIPTPROF_LUAJIT
+      const char* runtime = LUAJIT_VERSION;
+#else
+      const char* runtime = LUA_RELEASE;
+#endif
+      if (!g_serving.start(sampler->engine(), o, has_script ? g_command.argv[script] : "(command line)", runtime,
+                           luarunner::g_progname, &error)) {
+        luarunner::print_message(("cannot serve profiles: " + error).c_str());
+        g_command.running = false;
+        sampler->stop();
+        start_failed = true;
+      }
     }
   }
   if (start_failed) {

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "directory_entries.hpp"
 #include "scriptprof/sampling_timer.hpp"
@@ -282,4 +283,32 @@ TEST_CASE("the watcher thread is made once and parked between runs - and goes wi
     CHECK(g_ticks + waiting >= 30);  // the parked watcher watches the next run
   }
   CHECK(task_count() == before);
+}
+
+TEST_CASE("a paused timer ticks not at all - set_period from another thread gives it a rate", "[timer]") {
+  SamplingTimer t;
+  g_ticks = 0;
+  g_calls = 0;
+  std::string error;
+  TimerSettings paused{TimerClock::Cpu, 1'000'000};
+  paused.paused = true;
+  REQUIRE(t.start(paused, count_ticks, nullptr, &error));
+  CHECK(t.period_ns() == 0);
+  burn_cpu(0.1);
+  CHECK(g_calls == 0);  // 100 periods of CPU time went by
+  std::thread([&] { t.set_period(500'000); }).join();  // 2 kHz, as a server's request asks
+  CHECK(t.period_ns() == 500'000);
+  burn_cpu(0.1);
+  const std::uint64_t at_rate = g_ticks.load();
+  std::thread([&] { t.set_period(0); }).join();
+  const std::uint64_t when_paused = g_ticks.load();
+  burn_cpu(0.1);
+  const std::uint64_t after = g_ticks.load();
+  t.set_period(1'000'000);
+  g_ticks += t.stop();  // a rate given just before the end: no more than its ticks so far
+  INFO("ticks at 2 kHz for 0.1 s: " << at_rate << "; after the pause: " << after - when_paused);
+  CHECK(at_rate >= 120);  // 200 expected; a loaded machine delays, never drops, whole periods
+  CHECK(after - when_paused <= 2);  // a signal in flight at the pause
+  t.set_period(1'000'000);  // a stopped timer ignores it
+  CHECK(t.period_ns() == 0);
 }

@@ -318,6 +318,7 @@ SamplingTimer::~SamplingTimer() {
 
 std::uint64_t SamplingTimer::stop() {
   if (!active_.exchange(false, std::memory_order_acq_rel)) return 0;
+  period_now_.store(0, std::memory_order_relaxed);
   {
     std::unique_lock<std::mutex> lock(thread_mutex_);
     thread_wake_.notify_all();

@@ -222,6 +222,12 @@ void ProfileServer::Impl::routes() {
   http.set_keep_alive_timeout(5);
   http.set_payload_max_length(64 * 1024);
   http.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  // SO_REUSEADDR alone: cpp-httplib's default adds SO_REUSEPORT, with which a second server
+  // binds the same port and the kernel shares the clients between the two programs.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
 }
 
 ProfileServer::ProfileServer() : impl_(std::make_unique<Impl>()) {}

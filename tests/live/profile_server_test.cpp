@@ -1,0 +1,206 @@
+// The profile server without an interpreter: a fake run whose feed the test fills when the
+// server gives it a rate, asked over HTTP by cpp-httplib's client.
+#include <catch2/catch.hpp>
+
+#include <httplib.h>
+#include <zlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "scriptprof/live_profile.hpp"
+#include "scriptprof/profile_server.hpp"
+
+using namespace scriptprof;
+
+namespace {
+
+std::string gunzip(const std::string& gz) {
+  z_stream z{};
+  inflateInit2(&z, 16 + MAX_WBITS);
+  std::string out(1 << 20, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  z.avail_in = static_cast<uInt>(gz.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  inflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  inflateEnd(&z);
+  return out;
+}
+
+// A run that "samples" from a thread of its own while the server has given it a rate: hot
+// three times for cold's once, one sample per period.
+struct FakeRun {
+  std::shared_ptr<LiveFeed> feed = std::make_shared<LiveFeed>();
+  std::atomic<std::uint64_t> period{0};
+  std::vector<std::uint64_t> periods_set;  // what the server asked, in order
+  std::mutex periods_mutex;
+  std::atomic<bool> quit{false};
+  std::thread sampler;
+  FakeRun() {
+    feed->define_function(0, {"main", "w.lua", 1, 0, FunctionKind::Script});
+    feed->define_function(1, {"hot", "w.lua", 5, 0, FunctionKind::Script});
+    feed->define_function(2, {"cold", "w.lua", 9, 0, FunctionKind::Script});
+    feed->name_thread(0, "main");
+    sampler = std::thread([this] {
+      for (unsigned i = 0; !quit; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        const std::uint64_t p = period.load();
+        if (!p) continue;
+        const FunctionId stack[] = {0, i % 4 == 3 ? FunctionId{2} : FunctionId{1}};
+        feed->add_sample(0, stack, 2, 1, p);
+      }
+    });
+  }
+  ~FakeRun() {
+    quit = true;
+    sampler.join();
+  }
+  ServedRun served() {
+    ServedRun r;
+    r.program = "w.lua";
+    r.runtime = "Fake 1.0";
+    r.feed = feed;
+    r.set_period = [this](std::uint64_t ns) {
+      period = ns;
+      std::lock_guard<std::mutex> lock(periods_mutex);
+      periods_set.push_back(ns);
+    };
+    return r;
+  }
+};
+
+std::pair<std::string, int> host_port(const std::string& address) {
+  const std::size_t colon = address.rfind(':');
+  return {address.substr(0, colon), std::stoi(address.substr(colon + 1))};
+}
+
+}  // namespace
+
+TEST_CASE("Listen addresses: loopback unless one is given, and clear errors") {
+  std::string host, error;
+  int port = -1;
+  CHECK((parse_listen_address(":6060", &host, &port, &error) && host == "127.0.0.1" && port == 6060));
+  CHECK((parse_listen_address("6060", &host, &port, &error) && host == "127.0.0.1" && port == 6060));
+  CHECK((parse_listen_address("0.0.0.0:0", &host, &port, &error) && host == "0.0.0.0" && port == 0));
+  CHECK((parse_listen_address("[::1]:7000", &host, &port, &error) && host == "::1" && port == 7000));
+  for (const char* bad : {"", "host:", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:http", "::1:80", "[::1]80"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_listen_address(bad, &host, &port, &error));
+    CHECK_FALSE(error.empty());
+  }
+}
+
+TEST_CASE("The server answers a profile of the seconds asked, at the rate asked, and pauses after") {
+  FakeRun run;
+  ProfileServer server;
+  std::string error;
+  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
+  const auto [host, port] = host_port(server.address());
+  httplib::Client client(host, port);
+  client.set_read_timeout(20, 0);
+  auto res = client.Get("/debug/pprof/profile?seconds=1&hz=500");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(res->get_header_value("Content-Type") == "application/octet-stream");
+  const std::string pb = gunzip(res->body);
+  for (const char* name : {"hot (w.lua:5)", "cold (w.lua:9)", "cpu", "nanoseconds"}) {
+    INFO(name);
+    CHECK(pb.find(name) != std::string::npos);
+  }
+  {
+    std::lock_guard<std::mutex> lock(run.periods_mutex);
+    CHECK(run.periods_set == std::vector<std::uint64_t>{2'000'000, 0});  // 500 Hz, then paused
+  }
+  auto index = client.Get("/debug/pprof/");
+  REQUIRE(index);
+  CHECK(index->status == 200);
+  CHECK(index->body.find("w.lua (Fake 1.0)") != std::string::npos);
+  server.stop();
+  CHECK_FALSE(server.serving());
+}
+
+TEST_CASE("The profile is built from the feed: weights, names and the period they came at") {
+  LiveFeed feed;
+  feed.define_function(0, {"main", "w.lua", 1, 0, FunctionKind::Script});
+  feed.define_function(1, {"hot", "w.lua", 5, 0, FunctionKind::Script});
+  const FunctionId stack[] = {0, 1};
+  feed.add_sample(0, stack, 2, 3, 1'000'000);
+  feed.add_sample(0, stack, 1, 1, 1'000'000);
+  feed.add_sample(0, stack, 2, 1, 2'000'000);  // at half the rate: two ticks' worth
+  feed.rename_function(1, "hotter");
+  LiveProfileBuilder builder;
+  const LiveFeed::Batch batch = feed.take();
+  builder.learn(batch);
+  const Profile p = builder.build(batch, "w.lua", ClockKind::Cpu, 1.0);
+  CHECK(p.period_ns == 1'000'000);
+  CHECK(p.sample_weight() == 6);
+  CHECK(p.functions.label(1).find("hotter") != std::string::npos);
+  CHECK(p.counts(1).self == 5);
+  CHECK(feed.take().samples.empty());  // taken once
+  LiveFeed tiny(64);  // room for no sample of two frames and more
+  for (int i = 0; i < 10; ++i) tiny.add_sample(0, stack, 2, 1, 1'000'000);
+  CHECK(tiny.take().dropped > 0);
+}
+
+TEST_CASE("Bad requests get 400 with the reason, and a second collection at once is refused") {
+  FakeRun run;
+  ProfileServer server;
+  std::string error;
+  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
+  const auto [host, port] = host_port(server.address());
+  httplib::Client client(host, port);
+  for (const char* query : {"seconds=-5", "seconds=x", "seconds=4000", "hz=0", "hz=200000", "clock=wall", "clock=x"}) {
+    INFO(query);
+    auto res = client.Get((std::string("/debug/pprof/profile?") + query).c_str());
+    REQUIRE(res);
+    CHECK(res->status == 400);
+    CHECK(res->body.find(std::string(query).substr(0, std::string(query).find('='))) != std::string::npos);
+  }
+  auto first = std::async(std::launch::async, [&, host = host, port = port] {
+    httplib::Client c(host, port);
+    c.set_read_timeout(20, 0);
+    auto r = c.Get("/debug/pprof/profile?seconds=2");
+    return r ? r->status : -1;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto second = client.Get("/debug/pprof/profile?seconds=1");
+  REQUIRE(second);
+  CHECK(second->status == 500);
+  CHECK(second->body.find("already being collected") != std::string::npos);
+  CHECK(first.get() == 200);
+  auto missing = client.Get("/debug/pprof/heap");
+  REQUIRE(missing);
+  CHECK(missing->status == 404);
+}
+
+TEST_CASE("Stopping the server ends a collection under way at once, and a taken port is an error") {
+  FakeRun run;
+  ProfileServer server;
+  std::string error;
+  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
+  ProfileServer second;
+  CHECK_FALSE(second.start(server.address(), run.served(), &error));
+  CHECK(error.find("in use") != std::string::npos);
+  const auto [host, port] = host_port(server.address());
+  auto long_request = std::async(std::launch::async, [host = host, port = port] {
+    httplib::Client c(host, port);
+    c.set_read_timeout(60, 0);
+    auto r = c.Get("/debug/pprof/profile?seconds=30");
+    return r ? r->status : -1;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto began = std::chrono::steady_clock::now();
+  server.stop();
+  CHECK(long_request.get() == 503);
+  CHECK(std::chrono::steady_clock::now() - began < std::chrono::seconds(5));
+  CHECK(run.period == 0);  // the run got no rate after stop()
+  // Started again on a fresh port, it serves again.
+  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
+  server.stop();
+}

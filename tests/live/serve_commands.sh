@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# luaprof --serve and luajitprof --serve, and profiler.serve from a script, asked by the real
+# `go tool pprof` and by curl as a user would: the split of a 3:1 program within 3 points, the
+# index, bad parameters (400 with the reason), a second collection at once (refused), a client
+# that sends half a request or leaves mid-answer, a port in use, stopping while a request runs.
+# The program's output stays what it is unprofiled.
+#   serve_commands.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
+work=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+script=$src/tests/live/work.lua
+fail() { echo "FAIL: $*"; exit 1; }
+export LUA_CPATH="$build/lib/?.so;;"
+# lua5.4 with the module: under the sanitizers its runtime goes first (LUA_PRELOAD, from ctest).
+lua54() { LD_PRELOAD=${LUA_PRELOAD:-} lua5.4 "$@"; }
+expected=$(lua5.4 "$script" /nonexistent 0 | awk '/^result/ {print $2}')  # one round, unprofiled
+
+# start_server NAME COMMAND...: runs COMMAND in the background (its stop file is $work/NAME.stop)
+# and sets $addr to the address it serves at, read from its standard error.
+start_server() {
+  local name=$1
+  shift
+  "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  pids+=($!)
+  server_pid=$!
+  for _ in $(seq 100); do
+    addr=$(grep -o 'http://[^ ]*/debug/pprof/' "$work/$name.err" 2>/dev/null | head -1 | sed 's|http://||; s|/debug/pprof/||') || true
+    [[ -n $addr ]] && return 0
+    kill -0 "$server_pid" 2>/dev/null || fail "$* ended before serving: $(cat "$work/$name.err")"
+    sleep 0.1
+  done
+  fail "$* printed no address in 10 s"
+}
+
+# finish NAME: stops the program and checks its exit status and result.
+finish() {
+  touch "$work/$1.stop"
+  wait "$server_pid" || fail "$1 exited $?: $(cat "$work/$1.err")"
+  grep -q "^result	$expected\$" "$work/$1.out" || fail "$1 printed $(cat "$work/$1.out"), not 'result $expected'"
+}
+
+# split NAME URL: hot's share of hot+cold in go tool pprof -top of URL, within 3 points of 75%.
+split() {
+  local top
+  top=$(go tool pprof -top -nodefraction=0 "$2" 2>&1) || fail "go tool pprof $2: $top"
+  local share
+  share=$(awk '/ hot \(/ {h=$1} / cold \(/ {c=$1} END {gsub(/ms|s/,"",h); gsub(/ms|s/,"",c); if (h+c > 0) printf "%.1f", 100*h/(h+c)}' <<<"$top")
+  [[ -n $share ]] || fail "$1: no hot or cold in: $top"
+  echo "$1: hot $share% of hot+cold (truth 75%)"
+  awk -v s="$share" 'BEGIN {exit !(s >= 72 && s <= 78)}' || fail "$1: hot's share $share% is not within 3 points of 75%"
+}
+
+# status_of URL: the HTTP status, the body in $work/body.
+status_of() { curl -s -o "$work/body" -w '%{http_code}' "$1"; }
+
+echo "== luaprof --serve"
+start_server luaprof "$build/bin/luaprof" --serve 127.0.0.1:0 "$script" "$work/luaprof.stop"
+base=http://$addr/debug/pprof
+[[ $(status_of "$base/") == 200 ]] && grep -q 'href="profile' "$work/body" || fail "the index: $(cat "$work/body")"
+split luaprof "$base/profile?seconds=3&hz=1000"
+for bad in "seconds=-1" "seconds=abc" "seconds=99999" "hz=0" "hz=1000000" "hz=1.5" "clock=wall" "clock=sun"; do
+  code=$(status_of "$base/profile?$bad")
+  [[ $code == 400 ]] || fail "profile?$bad answered $code, not 400"
+  name=${bad%%=*}
+  grep -q "$name" "$work/body" || fail "profile?$bad: the reason does not name $name: $(cat "$work/body")"
+done
+[[ $(status_of "$base/no-such-page") == 404 ]] || fail "an unknown page is not 404"
+echo "bad parameters: 400 with the reason; unknown pages 404"
+# One collection at a time: a second gets Go's refusal while the first goes on.
+curl -s -o "$work/first.pb.gz" -w '%{http_code}' "$base/profile?seconds=2" >"$work/first.code" &
+first=$!
+sleep 0.5
+[[ $(status_of "$base/profile?seconds=1") == 500 ]] && grep -q "already being collected" "$work/body" ||
+  fail "a second collection at once: $(cat "$work/body")"
+wait $first
+[[ $(cat "$work/first.code") == 200 ]] || fail "the first collection answered $(cat "$work/first.code")"
+echo "a second collection at once is refused; the first completes"
+# Half a request, held open: the others are still answered, and it is let go.
+exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}"
+printf 'GET /debug/pprof/ HTTP/1.1\r\nHost: x\r\n' >&3
+[[ $(status_of "$base/") == 200 ]] || fail "the index while a client holds half a request"
+# A client that leaves before its answer: the program must not get SIGPIPE.
+curl -s -m 1 -o /dev/null "$base/profile?seconds=2" || true
+sleep 1.5
+exec 3>&-
+[[ $(status_of "$base/") == 200 ]] || fail "the index after a client left mid-answer"
+echo "half a request and a client gone mid-answer: others served, the program goes on"
+# The port in use: a clear error before the script runs.
+if out=$("$build/bin/luaprof" --serve "$addr" "$script" "$work/never.stop" 2>&1); then fail "a second server on $addr started"; fi
+[[ $out == *"cannot serve profiles"*"in use"* ]] || fail "the port in use: $out"
+echo "port in use: $out"
+finish luaprof
+
+echo "== luajitprof --serve (JIT on)"
+start_server luajitprof "$build/bin/luajitprof" --serve :0 "$script" "$work/luajitprof.stop"
+split luajitprof "http://$addr/debug/pprof/profile?seconds=3&hz=1000"
+finish luajitprof
+
+echo "== profiler.serve, and stop_serving while a request runs"
+lua54 "$script" "$work/module.stop" 60 127.0.0.1:0 >"$work/module.out" 2>&1 &
+pids+=($!)
+server_pid=$!
+for _ in $(seq 100); do [[ -s $work/module.stop.addr ]] && break; sleep 0.1; done
+addr=$(cat "$work/module.stop.addr")
+split module "http://$addr/debug/pprof/profile?seconds=2&hz=1000"
+curl -s -o "$work/body" -w '%{http_code}' "http://$addr/debug/pprof/profile?seconds=30" >"$work/long.code" &
+long=$!
+sleep 1
+start=$(date +%s)
+touch "$work/module.stop.stop_serving"
+wait $long
+[[ $(cat "$work/long.code") == 503 ]] || fail "a request when serving stopped answered $(cat "$work/long.code")"
+(($(date +%s) - start <= 5)) || fail "the request took $(($(date +%s) - start)) s to end after stop_serving"
+echo "stop_serving ended a 30 s request at once: $(cat "$work/body")"
+finish module
+grep -q "stopped serving" "$work/module.out" || fail "the script did not stop serving"
+echo "every served program printed its unprofiled result"
