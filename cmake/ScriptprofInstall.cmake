@@ -29,6 +29,14 @@ if(TARGET scriptprof_angelscript)
     FILES_MATCHING PATTERN "*.hpp")
   install(FILES cmake/FindAngelScript.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/scriptprof)
 endif()
+set(SCRIPTPROF_WITH_HTTP OFF)
+if(TARGET scriptprof_http)
+  # The profile server (Profiler::serve, scriptprof_serve) on Debian's cpp-httplib, which every
+  # host then links (a C one too): the package files find it through pkg-config.
+  set(SCRIPTPROF_WITH_HTTP ON)
+  set_target_properties(scriptprof_http PROPERTIES EXPORT_NAME http)
+  list(APPEND installed scriptprof_http)
+endif()
 install(TARGETS ${installed}
   EXPORT scriptprofTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -49,6 +57,12 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprofConfig.cmake ${CMAKE_CURRENT
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/scriptprof)
 set(SCRIPTPROF_PC_ADAPTERS "")
 set(SCRIPTPROF_PC_RUNTIMES "")
+set(SCRIPTPROF_PC_REQUIRES "lua5.4 zlib")
+set(SCRIPTPROF_PC_HTTP "")
+if(SCRIPTPROF_WITH_HTTP)
+  set(SCRIPTPROF_PC_REQUIRES "${SCRIPTPROF_PC_REQUIRES} cpp-httplib")
+  set(SCRIPTPROF_PC_HTTP " -lscriptprof_http")
+endif()
 if(SCRIPTPROF_WITH_ANGELSCRIPT)
   set(SCRIPTPROF_PC_ADAPTERS " -lscriptprof_angelscript")
   set(SCRIPTPROF_PC_RUNTIMES " ${AngelScript_LIBRARY}")

@@ -16,6 +16,6 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # The shared libraries the tools and modules need (Lua, LuaJIT, zlib, libstdc++), from the files.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # A host built against the headers and package files finds Lua 5.4 and zlib through them.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "liblua5.4-dev, zlib1g-dev, pkg-config")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "liblua5.4-dev, zlib1g-dev, pkg-config, libcpp-httplib-dev")
 set(CPACK_GENERATOR DEB)
 include(CPack)

@@ -23,6 +23,7 @@
 
 struct scriptprof_profiler {
   scriptprof::Profiler profiler;
+  std::string address;  // scriptprof_serving_address's text
   explicit scriptprof_profiler(const scriptprof::ProfilerOptions& o) : profiler(o) {}
 };
 struct scriptprof_profile {
@@ -134,6 +135,35 @@ scriptprof_status scriptprof_set_option(scriptprof_profiler* p, const char* name
     std::string error;
     if (p->profiler.set_option(name, value, &error)) return SCRIPTPROF_OK;
     return failed(p->profiler.running() ? SCRIPTPROF_INVALID_STATE : SCRIPTPROF_INVALID_ARGUMENT, "scriptprof_" + error);
+  });
+}
+
+scriptprof_status scriptprof_serve(scriptprof_profiler* p, const char* address) {
+  SCRIPTPROF_REQUIRE(p && address, "scriptprof_serve: profiler or address is NULL");
+  return guarded("scriptprof_serve", [&] {
+    std::string error;
+    scriptprof::Failure kind = scriptprof::Failure::Misuse;
+    if (p->profiler.serve(address, &error, &kind)) return SCRIPTPROF_OK;
+    return failed(kind == scriptprof::Failure::System ? SCRIPTPROF_SYSTEM_ERROR : SCRIPTPROF_INVALID_ARGUMENT,
+                  "scriptprof_" + error);
+  });
+}
+
+const char* scriptprof_serving_address(scriptprof_profiler* p) {
+  if (!p) return "";
+  try {
+    p->address = p->profiler.serving_address();
+  } catch (...) {
+    p->address.clear();
+  }
+  return p->address.c_str();
+}
+
+scriptprof_status scriptprof_stop_serving(scriptprof_profiler* p) {
+  SCRIPTPROF_REQUIRE(p, "scriptprof_stop_serving: profiler is NULL");
+  return guarded("scriptprof_stop_serving", [&] {
+    p->profiler.stop_serving();
+    return SCRIPTPROF_OK;
   });
 }
 

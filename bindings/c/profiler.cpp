@@ -10,6 +10,9 @@
 #include "angelscript_sampler.hpp"
 #endif
 #include "scriptprof/profile_merge.hpp"
+#ifdef SCRIPTPROF_HTTP
+#include "scriptprof/profile_server.hpp"
+#endif
 #include "zones.hpp"
 
 namespace scriptprof {
@@ -27,6 +30,40 @@ struct Profiler::Session {
   bool running = false;
   bool ran = false;                              // this profiler ran the state's sampler
   std::shared_ptr<Profile> kept[3];              // the profiles by SampleKind, kept past lua_close
+  std::shared_ptr<ProfileServer> server;         // serving this session's run (null: not served)
+  std::uint64_t served_run = 0;
+
+  // The running sampler's engine.
+  SamplerEngine* engine() {
+    if (native) return &native->engine();
+#ifdef SCRIPTPROF_WITH_ANGELSCRIPT
+    if (script) return &script->engine();
+#endif
+    return sampler ? &sampler->engine() : nullptr;
+  }
+
+  // Serves the run just started (on its thread) when the profiler serves.
+  void serve(const std::shared_ptr<ProfileServer>& by, std::string program, std::string runtime) {
+#ifdef SCRIPTPROF_HTTP
+    if (!by || !engine()) return;
+    ServedRun about;
+    about.program = std::move(program);
+    about.runtime = std::move(runtime);
+    about.process_names = [] { return native::process_names(); };
+    served_run = serve_engine(*by, *engine(), std::move(about));
+    server = by;
+#else
+    (void)by, (void)program, (void)runtime;
+#endif
+  }
+
+  // Before the run stops, on its thread: the server lets go of it.
+  void unserve() {
+#ifdef SCRIPTPROF_HTTP
+    if (server && engine()) unserve_engine(*server, *engine(), served_run);
+#endif
+    server.reset();
+  }
 
   // What the sampler collected, kept: the sampler is about to be reset or to go.
   void keep_profiles() {
@@ -48,6 +85,7 @@ struct Profiler::Session {
 
   // Ends the run; on the thread it runs on.
   void stop_here() {
+    unserve();
     if (native) native->stop();
 #ifdef SCRIPTPROF_WITH_ANGELSCRIPT
     if (script) script->stop();
@@ -166,7 +204,48 @@ bool Profiler::set_option(std::string_view name, std::string_view text, std::str
   return true;
 }
 
+bool Profiler::serve(const std::string& address, std::string* error, Failure* kind) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (kind) *kind = Failure::Misuse;
+#ifdef SCRIPTPROF_HTTP
+  if (server_) return fail(error, "serve: already serving at " + server_->address());
+  for (const auto& s : sessions_)
+    if (s->running) return fail(error, "serve: " + describe(*s) + " is running; serve before starting");
+  std::string why, host;
+  int port = 0;
+  if (!parse_listen_address(address, &host, &port, &why)) return fail(error, "serve: " + why);
+  if (kind) *kind = Failure::System;  // past the checks, only the system refuses
+  auto server = std::make_shared<ProfileServer>();
+  if (!server->start(address, &why)) return fail(error, "serve: " + why);
+  server_ = std::move(server);
+  return true;
+#else
+  (void)address;
+  return fail(error, "serve: this scriptprof was built without the profile server (install libcpp-httplib-dev and build again)");
+#endif
+}
+
+void Profiler::stop_serving() {
+  std::shared_ptr<ProfileServer> server;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    server = std::move(server_);
+  }
+#ifdef SCRIPTPROF_HTTP
+  if (server) server->stop();  // outside the lock: a request under way may be building its profile
+#endif
+}
+
+std::string Profiler::serving_address() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+#ifdef SCRIPTPROF_HTTP
+  if (server_) return server_->address();
+#endif
+  return "";
+}
+
 Profiler::~Profiler() {
+  stop_serving();
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& s : sessions_) {
     if (s->running && s->thread == std::this_thread::get_id()) {
@@ -186,6 +265,7 @@ void Profiler::state_closed(void* context) {
   // On the state's thread, inside lua_close: the sampler has stopped and is going away.
   auto* s = static_cast<Session*>(context);
   std::lock_guard<std::mutex> lock(s->owner->mutex_);
+  s->unserve();
   s->keep_profiles();
   if (s->running && s->thread == std::this_thread::get_id()) native::set_thread_listener(nullptr);
   s->running = false;
@@ -238,11 +318,15 @@ bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
   if (kind) *kind = Failure::System;
   lua::SamplerSettings settings;  // one set of run settings for both kinds of session
   static_cast<RunSettings&>(settings) = options_;
+#ifdef SCRIPTPROF_HTTP
+  if (server_) make_served(settings);  // no tick until a request asks
+#endif
   std::string why;
   if (s->native) {
     RunSettings native_run = settings;
     native_run.count_calls = false;  // counted calls are Lua's; a native thread has none to count
     if (!s->native->start(native_run, &why)) return fail(error, "start: " + why);
+    s->serve(server_, "a native thread", "native code");
   } else {
     settings.native_zones = true;
     bool started = false;
@@ -250,6 +334,7 @@ bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
       return false;
     if (!started) return fail(error, "start: " + why);
     listen_on_this_thread(s);
+    s->serve(server_, state_name(L), LUA_RELEASE);
   }
   s->thread = std::this_thread::get_id();
   s->running = true;
@@ -352,7 +437,10 @@ bool Profiler::start_angelscript(std::string* error, Failure* kind) {
   for (const auto& other : sessions_)
     if (other.get() != s && other->running && other->thread == std::this_thread::get_id())
       return fail(error, "start: this thread already samples " + describe(*other) + "; stop that first");
-  const RunSettings settings = options_;
+  RunSettings settings = options_;
+#ifdef SCRIPTPROF_HTTP
+  if (server_) make_served(settings);  // no tick until a request asks
+#endif
   std::string why;
   if (!s->script->start(settings, &why)) {
     // Counted calls are a capability AngelScript lacks (the caller's options asked for them);
@@ -361,6 +449,7 @@ bool Profiler::start_angelscript(std::string* error, Failure* kind) {
     return fail(error, "start: " + why);
   }
   listen_on_this_thread(s);
+  s->serve(server_, "a thread's AngelScript contexts", "AngelScript");
   s->running = true;
   return true;
 #else

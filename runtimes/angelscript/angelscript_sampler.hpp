@@ -71,6 +71,8 @@ class AngelScriptSampler final : private RuntimeAdapter {
 
   std::shared_ptr<Profile> shared_profile(SampleKind kind) { return engine_.shared_profile(kind); }
   Profile& profile(SampleKind kind) { return engine_.profile(kind); }
+  // The run's engine (to serve it: scriptprof/profile_server.hpp).
+  SamplerEngine& engine() { return engine_; }
   // The sampler running on the calling thread, or null.
   static AngelScriptSampler* current();
 

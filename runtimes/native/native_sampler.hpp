@@ -37,6 +37,8 @@ class NativeSampler final : private RuntimeAdapter {
   void mark_frame();
 
   std::shared_ptr<Profile> profile() { return engine_.shared_profile(SampleKind::Time); }
+  // The run's engine (to serve it: scriptprof/profile_server.hpp).
+  SamplerEngine& engine() { return engine_; }
 
  private:
   // The adapter contract: nothing to arm (the zones are the stack), so the engine only counts.

@@ -11,6 +11,7 @@ work=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 script=$src/tests/live/work.lua
+export PPROF_TMPDIR=$work  # where go tool pprof keeps what it fetched
 fail() { echo "FAIL: $*"; exit 1; }
 export LUA_CPATH="$build/lib/?.so;;"
 # lua5.4 with the module: under the sanitizers its runtime goes first (LUA_PRELOAD, from ctest).
@@ -116,4 +117,15 @@ wait $long
 echo "stop_serving ended a 30 s request at once: $(cat "$work/body")"
 finish module
 grep -q "stopped serving" "$work/module.out" || fail "the script did not stop serving"
+echo "== a C host (scriptprof_serve): two threads with a state each, one request"
+if [[ -x $build/bin/served_host ]]; then
+  start_server host "$build/bin/served_host" 127.0.0.1:0 "$work/host.stop"
+  split host "http://$addr/debug/pprof/profile?seconds=2&hz=1000"
+  tags=$(go tool pprof -tags "http://$addr/debug/pprof/profile?seconds=1" 2>&1)
+  [[ $tags == *"worker 1"* && $tags == *"worker 2"* ]] || fail "the host's threads are not labelled: $tags"
+  echo "both threads labelled: $(grep -c 'worker' <<<"$tags") thread labels"
+  touch "$work/host.stop"
+  wait "$server_pid" || fail "served_host exited $?: $(cat "$work/host.err")"
+  [[ $(grep -c "result $expected\$" "$work/host.out") == 2 ]] || fail "served_host printed $(cat "$work/host.out")"
+fi
 echo "every served program printed its unprofiled result"

@@ -55,6 +55,19 @@ typedef struct scriptprof_options {
    or between runs; SCRIPTPROF_INVALID_ARGUMENT names the option and the value. */
 scriptprof_status scriptprof_set_option(scriptprof_profiler* profiler, const char* name, const char* value);
 
+/* Serves Go's /debug/pprof endpoints at `address` ("127.0.0.1:6060"; ":6060" is loopback too;
+   ":0" any free port) from the profiler's own threads:
+   `go tool pprof http://ADDRESS/debug/pprof/profile?seconds=30` profiles every state and thread
+   started from now on (each a process, named as in scriptprof_take_profile), which sample only
+   while a request asks. Before any start; SCRIPTPROF_SYSTEM_ERROR when the port is taken. */
+scriptprof_status scriptprof_serve(scriptprof_profiler* profiler, const char* address);
+/* The address served ("127.0.0.1:43121"), or "" when not serving; valid until the next call
+   on the profiler. */
+const char* scriptprof_serving_address(scriptprof_profiler* profiler);
+/* Stops serving (a request under way answers 503). Threads started while serving stay served
+   runs, sampling nothing, until they stop. */
+scriptprof_status scriptprof_stop_serving(scriptprof_profiler* profiler);
+
 /* The calling thread's message for its last failed call ("" if none). */
 const char* scriptprof_error(void);
 

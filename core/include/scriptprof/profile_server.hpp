@@ -1,8 +1,9 @@
 // The profile server: Go's net/http/pprof endpoints inside the host, so that `go tool pprof
 // http://127.0.0.1:6060/debug/pprof/profile?seconds=30` profiles a program that is already
-// running. It serves one run (a SamplerEngine started with ticks_paused and a live feed) from
-// its own threads: a request sets the run's rate for its seconds and builds the profile from
-// the feed; the host's thread pays only the sampling a request asked for.
+// running. It serves runs (each a SamplerEngine started with ticks_paused and a live feed: a
+// Lua state, a thread of a C host) from its own threads: a request sets every run's rate for
+// its seconds and builds one profile from their feeds, a process per thread and coroutine as
+// the runs number them; the host's threads pay only the sampling a request asked for.
 //
 //   /debug/pprof/                          index
 //   /debug/pprof/profile?seconds=N&hz=H    N seconds (default 30) of the run's clock at H Hz,
@@ -13,6 +14,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "scriptprof/live_feed.hpp"
 #include "scriptprof/sampling_timer.hpp"
@@ -28,6 +31,9 @@ struct ServedRun {
   std::uint64_t default_period_ns = 10'000'000;  // a request without hz: 100 Hz, as Go's
   std::shared_ptr<LiveFeed> feed;
   std::function<void(std::uint64_t period_ns)> set_period;  // any thread; 0 pauses the ticks
+  // Names of processes the run learnt outside its feed (a C host's threads and fibers), asked
+  // when a profile is built (any thread). Optional.
+  std::function<std::vector<std::pair<std::uint32_t, std::string>>()> process_names;
 };
 
 // "127.0.0.1:6060" from what a user typed: ":6060" and "6060" are loopback (only an address
@@ -42,9 +48,17 @@ class ProfileServer {
   ProfileServer(const ProfileServer&) = delete;
   ProfileServer& operator=(const ProfileServer&) = delete;
 
-  // Listens on `address` (parse_listen_address) and serves `run` from its own threads, which
-  // take none of the program's signals. False with the reason (a bad address, a port in use).
+  // Listens on `address` (parse_listen_address) and serves the runs added, from its own
+  // threads, which take none of the program's signals. False with the reason (a bad address,
+  // a port in use).
+  bool start(const std::string& address, std::string* error);
+  // The same with `run` added.
   bool start(const std::string& address, ServedRun run, std::string* error);
+  // Any thread: serves `run` too, from the next request on; returns its id for remove_run.
+  std::uint64_t add_run(ServedRun run);
+  // Any thread: serves the run no more. When it returns, the server calls nothing of it again
+  // (a request under way leaves it out, its set_period included).
+  void remove_run(std::uint64_t id);
   // "127.0.0.1:6060" as bound (the port chosen for port 0); empty when not serving.
   std::string address() const;
   bool serving() const;
@@ -63,6 +77,14 @@ namespace scriptprof {
 
 class SamplerEngine;
 
+// Adds `engine`'s run (started with make_served()'s settings, on its thread) to `server`: the
+// engine gets a live feed and the server drives its rate. `about` gives the program, runtime,
+// note and process names. Returns the run's id for unserve_engine. The engine's thread.
+std::uint64_t serve_engine(ProfileServer& server, SamplerEngine& engine, ServedRun about);
+// Takes the run back from `server` and the feed from `engine` (the engine's thread, before its
+// run stops): the server calls nothing of the engine after this.
+void unserve_engine(ProfileServer& server, SamplerEngine& engine, std::uint64_t run);
+
 // A run served: `engine`'s run (started with served_settings(), on its thread) gets a live feed
 // and a ProfileServer serves it. Both calls on the engine's thread; the engine outlives it.
 class ServedEngine {
@@ -79,6 +101,7 @@ class ServedEngine {
  private:
   SamplerEngine* engine_ = nullptr;
   ProfileServer server_;
+  std::uint64_t run_ = 0;  // its id in server_
 };
 
 // `settings` for a served run: sampling from the start with no tick until a request gives a

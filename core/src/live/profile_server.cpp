@@ -9,11 +9,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/live_profile.hpp"
+#include "scriptprof/profile_merge.hpp"
 
 namespace scriptprof {
 
@@ -104,13 +106,27 @@ bool parse_listen_address(const std::string& text, std::string* host, int* port,
   return true;
 }
 
-struct ProfileServer::Impl {
+// A run as the server holds it: a request calls set_period only under `mutex` and while the
+// run is not removed, so remove_run() returning means no call of the run is made again.
+struct ServedEntry {
   ServedRun run;
+  std::mutex mutex;
+  bool removed = false;      // under mutex
+  LiveProfileBuilder builder;  // under the server's collecting mutex
+  void set_period(std::uint64_t period_ns) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!removed) run.set_period(period_ns);
+  }
+};
+
+struct ProfileServer::Impl {
   httplib::Server http;
   std::thread thread;
   std::string host;
   int port = 0;
-  LiveProfileBuilder builder;  // under collecting
+  std::mutex runs_mutex;
+  std::map<std::uint64_t, std::shared_ptr<ServedEntry>> runs;  // under runs_mutex
+  std::uint64_t next_run = 1;                                  // under runs_mutex
   std::mutex collecting;       // one CPU profile at a time
   std::mutex stop_mutex;
   std::condition_variable stop_wake;
@@ -118,8 +134,14 @@ struct ProfileServer::Impl {
   std::atomic<bool> listener_done{false};
 
   void routes();
-  void index(httplib::Response& res) const;
+  void index(httplib::Response& res);
   void profile(const httplib::Request& req, httplib::Response& res);
+  std::vector<std::shared_ptr<ServedEntry>> current_runs() {
+    std::lock_guard<std::mutex> lock(runs_mutex);
+    std::vector<std::shared_ptr<ServedEntry>> out;
+    for (const auto& [id, entry] : runs) out.push_back(entry);
+    return out;
+  }
   // Waits `seconds`; false when the server is stopping.
   bool wait(std::chrono::steady_clock::duration d) {
     std::unique_lock<std::mutex> lock(stop_mutex);
@@ -127,15 +149,22 @@ struct ProfileServer::Impl {
   }
 };
 
-void ProfileServer::Impl::index(httplib::Response& res) const {
+void ProfileServer::Impl::index(httplib::Response& res) {
+  const auto served = current_runs();
+  const TimerClock clock = served.empty() ? TimerClock::Cpu : served.front()->run.clock;
+  const std::uint64_t period = served.empty() ? 10'000'000 : served.front()->run.default_period_ns;
   std::string page = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>/debug/pprof/</title></head><body>\n";
-  page += "<h1>/debug/pprof/</h1>\n<p>" + html_escape(run.program) + " (" + html_escape(run.runtime) + "), sampled on the " +
-          (run.clock == TimerClock::Cpu ? "CPU" : "wall") + " clock by scriptprof.</p>\n";
-  if (!run.note.empty()) page += "<p>" + html_escape(run.note) + "</p>\n";
-  page += "<table>\n<tr><td><a href=\"profile?seconds=30\">profile</a></td><td>" +
-          std::string(run.clock == TimerClock::Cpu ? "CPU" : "Wall-clock") +
-          " profile of the next seconds (seconds=N, default 30; hz=H, default " +
-          std::to_string(1'000'000'000 / std::max<std::uint64_t>(1, run.default_period_ns)) +
+  page += "<h1>/debug/pprof/</h1>\n<p>Sampled on the " + std::string(clock == TimerClock::Cpu ? "CPU" : "wall") +
+          " clock by scriptprof: " + std::to_string(served.size()) + (served.size() == 1 ? " run" : " runs") + ".</p>\n<ul>\n";
+  for (const auto& entry : served) {
+    page += "<li>" + html_escape(entry->run.program) + " (" + html_escape(entry->run.runtime) + ")";
+    if (!entry->run.note.empty()) page += ". " + html_escape(entry->run.note);
+    page += "</li>\n";
+  }
+  page += "</ul>\n<table>\n<tr><td><a href=\"profile?seconds=30\">profile</a></td><td>" +
+          std::string(clock == TimerClock::Cpu ? "CPU" : "Wall-clock") +
+          " profile of the next seconds of every run (seconds=N, default 30; hz=H, default " +
+          std::to_string(1'000'000'000 / std::max<std::uint64_t>(1, period)) +
           "). After you get the profile file, use the go tool pprof command to investigate it.</td></tr>\n</table>\n";
   page += "<p>Try <code>go tool pprof -http=: http://" + html_escape(host) + ":" + std::to_string(port) +
           "/debug/pprof/profile?seconds=10</code></p>\n</body></html>\n";
@@ -143,67 +172,60 @@ void ProfileServer::Impl::index(httplib::Response& res) const {
 }
 
 void ProfileServer::Impl::profile(const httplib::Request& req, httplib::Response& res) {
+  auto refuse = [&](int status, const std::string& why) {
+    res.status = status;
+    res.set_content(why + "\n", "text/plain; charset=utf-8");
+  };
   std::string error;
   std::int64_t seconds = kDefaultSeconds;
-  if (req.has_param("seconds") && !parse_bounded("seconds", req.get_param_value("seconds"), 0, kMaxSeconds, &seconds, &error)) {
-    res.status = 400;
-    res.set_content(error + "\n", "text/plain; charset=utf-8");
-    return;
-  }
+  if (req.has_param("seconds") && !parse_bounded("seconds", req.get_param_value("seconds"), 0, kMaxSeconds, &seconds, &error))
+    return refuse(400, error);
   if (seconds == 0) seconds = kDefaultSeconds;  // as Go reads it
-  std::uint64_t period = run.default_period_ns;
-  if (req.has_param("hz")) {
-    std::int64_t hz = 0;
-    if (!parse_bounded("hz", req.get_param_value("hz"), 1, kMaxHz, &hz, &error)) {
-      res.status = 400;
-      res.set_content(error + "\n", "text/plain; charset=utf-8");
-      return;
-    }
-    period = 1'000'000'000ull / static_cast<std::uint64_t>(hz);
-  }
+  std::int64_t hz = 0;
+  if (req.has_param("hz") && !parse_bounded("hz", req.get_param_value("hz"), 1, kMaxHz, &hz, &error))
+    return refuse(400, error);
+  std::vector<std::shared_ptr<ServedEntry>> served = current_runs();
+  if (served.empty()) return refuse(503, "no run is served now: nothing to profile");
+  const TimerClock clock = served.front()->run.clock;
+  const char* ours = clock == TimerClock::Cpu ? "cpu" : "wall";
   if (req.has_param("clock")) {
-    const std::string clock = req.get_param_value("clock");
-    const char* ours = run.clock == TimerClock::Cpu ? "cpu" : "wall";
-    if (clock != "cpu" && clock != "wall") {
-      res.status = 400;
-      res.set_content("clock=" + clock + " is not a clock: give cpu or wall\n", "text/plain; charset=utf-8");
-      return;
-    }
-    if (clock != ours) {
-      res.status = 400;
-      res.set_content("this program is served on the " + std::string(ours) + " clock: start serving with clock=" +
-                          clock + " for " + clock + " profiles\n",
-                      "text/plain; charset=utf-8");
-      return;
-    }
+    const std::string asked = req.get_param_value("clock");
+    if (asked != "cpu" && asked != "wall") return refuse(400, "clock=" + asked + " is not a clock: give cpu or wall");
+    if (asked != ours)
+      return refuse(400, "this program is served on the " + std::string(ours) + " clock: start serving with clock=" +
+                             asked + " for " + asked + " profiles");
   }
   std::unique_lock<std::mutex> one(collecting, std::try_to_lock);
-  if (!one.owns_lock()) {
-    res.status = 500;  // Go's status for the same refusal
-    res.set_content("Could not enable CPU profiling: a profile is already being collected (one at a time)\n",
-                    "text/plain; charset=utf-8");
-    return;
-  }
-  builder.learn(run.feed->take());  // names so far; samples from before the window go
+  if (!one.owns_lock())  // Go's status for the same refusal
+    return refuse(500, "Could not enable CPU profiling: a profile is already being collected (one at a time)");
   const std::uint64_t start_unix_ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
   const auto began = std::chrono::steady_clock::now();
-  run.set_period(period);
-  const bool whole = wait(std::chrono::seconds(seconds));
-  run.set_period(0);
-  if (!whole) {
-    res.status = 503;
-    res.set_content("the profile server is stopping\n", "text/plain; charset=utf-8");
-    return;
+  for (const auto& entry : served) {
+    entry->builder.learn(entry->run.feed->take());  // names so far; samples from before the window go
+    entry->set_period(hz ? 1'000'000'000ull / static_cast<std::uint64_t>(hz) : entry->run.default_period_ns);
   }
+  const bool whole = wait(std::chrono::seconds(seconds));
+  for (const auto& entry : served) entry->set_period(0);
+  if (!whole) return refuse(503, "the profile server is stopping");
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  LiveFeed::Batch batch = run.feed->take();
-  builder.learn(batch);
-  Profile p = builder.build(batch, run.program, run.clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall, elapsed);
-  p.start_unix_ns = start_unix_ns;
+  Profile all;
+  for (const auto& entry : served) {
+    if (entry->run.clock != clock) continue;
+    LiveFeed::Batch batch = entry->run.feed->take();
+    entry->builder.learn(batch);
+    Profile p = entry->builder.build(batch, entry->run.program, clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall,
+                                     elapsed);
+    if (entry->run.process_names)
+      for (const auto& [id, name] : entry->run.process_names()) p.add_thread(id, name);
+    merge_profile(&all, p);
+  }
+  all.name = served.size() == 1 ? served.front()->run.program : "scriptprof";
+  all.total_seconds = elapsed;  // the window, as Go's duration; the runs' time is in the samples
+  all.start_unix_ns = start_unix_ns;
   res.set_header("Content-Disposition", "attachment; filename=\"profile\"");
   res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_content(write_pprof(p), "application/octet-stream");
+  res.set_content(write_pprof(all), "application/octet-stream");
 }
 
 void ProfileServer::Impl::routes() {
@@ -235,19 +257,31 @@ ProfileServer::ProfileServer() : impl_(std::make_unique<Impl>()) {}
 ProfileServer::~ProfileServer() { stop(); }
 
 bool ProfileServer::start(const std::string& address, ServedRun run, std::string* error) {
-  if (impl_->thread.joinable()) {
-    *error = "already serving at " + this->address();
-    return false;
-  }
   if (!run.feed || !run.set_period) {
     *error = "nothing to serve";
+    return false;
+  }
+  if (!start(address, error)) return false;
+  add_run(std::move(run));
+  return true;
+}
+
+bool ProfileServer::start(const std::string& address, std::string* error) {
+  if (impl_->thread.joinable()) {
+    *error = "already serving at " + this->address();
     return false;
   }
   std::string host;
   int port = 0;
   if (!parse_listen_address(address, &host, &port, error)) return false;
-  impl_ = std::make_unique<Impl>();  // a server stopped before starts afresh
-  impl_->run = std::move(run);
+  // A server stopped before starts afresh, with the runs it serves.
+  auto fresh = std::make_unique<Impl>();
+  {
+    std::lock_guard<std::mutex> lock(impl_->runs_mutex);
+    fresh->runs = impl_->runs;
+    fresh->next_run = impl_->next_run;
+  }
+  impl_ = std::move(fresh);
   impl_->routes();
   errno = 0;
   const int bound = port == 0 ? impl_->http.bind_to_any_port(host) : impl_->http.bind_to_port(host, port) ? port : -1;
@@ -278,6 +312,28 @@ bool ProfileServer::start(const std::string& address, ServedRun run, std::string
   return true;
 }
 
+std::uint64_t ProfileServer::add_run(ServedRun run) {
+  auto entry = std::make_shared<ServedEntry>();
+  entry->run = std::move(run);
+  std::lock_guard<std::mutex> lock(impl_->runs_mutex);
+  const std::uint64_t id = impl_->next_run++;
+  impl_->runs[id] = std::move(entry);
+  return id;
+}
+
+void ProfileServer::remove_run(std::uint64_t id) {
+  std::shared_ptr<ServedEntry> entry;
+  {
+    std::lock_guard<std::mutex> lock(impl_->runs_mutex);
+    auto it = impl_->runs.find(id);
+    if (it == impl_->runs.end()) return;
+    entry = std::move(it->second);
+    impl_->runs.erase(it);
+  }
+  std::lock_guard<std::mutex> lock(entry->mutex);  // waits out a set_period under way
+  entry->removed = true;
+}
+
 std::string ProfileServer::address() const {
   if (!impl_->thread.joinable()) return "";
   const bool v6 = impl_->host.find(':') != std::string::npos;
@@ -297,7 +353,7 @@ void ProfileServer::stop() {
   while (!impl_->http.is_running() && !impl_->listener_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   impl_->http.stop();  // listen_after_bind returns once its workers finished their requests
   impl_->thread.join();
-  impl_->run.set_period(0);
+  for (const auto& entry : impl_->current_runs()) entry->set_period(0);
 }
 
 }  // namespace scriptprof

@@ -3,27 +3,34 @@
 
 namespace scriptprof {
 
-bool ServedEngine::start(SamplerEngine& engine, const std::string& address, ServedRun about, std::string* error) {
-  if (serving()) {
-    *error = "already serving at " + server_.address();
-    return false;
-  }
+std::uint64_t serve_engine(ProfileServer& server, SamplerEngine& engine, ServedRun about) {
   about.feed = std::make_shared<LiveFeed>();
   about.clock = engine.settings().clock;
   about.default_period_ns = engine.settings().period_ns;
   about.set_period = [&engine](std::uint64_t period_ns) { engine.set_tick_period(period_ns); };
   engine.set_live_feed(about.feed);
-  if (!server_.start(address, std::move(about), error)) {
-    engine.set_live_feed(nullptr);
+  return server.add_run(std::move(about));
+}
+
+void unserve_engine(ProfileServer& server, SamplerEngine& engine, std::uint64_t run) {
+  server.remove_run(run);
+  engine.set_live_feed(nullptr);
+}
+
+bool ServedEngine::start(SamplerEngine& engine, const std::string& address, ServedRun about, std::string* error) {
+  if (serving()) {
+    *error = "already serving at " + server_.address();
     return false;
   }
+  if (!server_.start(address, error)) return false;
+  run_ = serve_engine(server_, engine, std::move(about));
   engine_ = &engine;
   return true;
 }
 
 void ServedEngine::stop() {
   server_.stop();
-  if (engine_) engine_->set_live_feed(nullptr);
+  if (engine_) unserve_engine(server_, *engine_, run_);
   engine_ = nullptr;
 }
 

@@ -28,6 +28,7 @@ namespace scriptprof {
 namespace angelscript {
 class AngelScriptSampler;  // runtimes/angelscript/angelscript_sampler.hpp
 }
+class ProfileServer;  // scriptprof/profile_server.hpp
 
 // The core profile behind a C API handle, for C++ hosts that use both.
 const Profile& profile_of(const scriptprof_profile* handle);
@@ -85,6 +86,19 @@ class Profiler {
   // Whether a session runs, on any thread.
   bool running() const;
 
+  // Serves Go's /debug/pprof endpoints at `address` ("127.0.0.1:6060"; ":0" any free port):
+  // `go tool pprof http://ADDRESS/debug/pprof/profile?seconds=30` profiles every session
+  // started from now on (each state and native thread a process, named as in take_profile),
+  // which samples only while a request asks. Refused while a session runs, and in a build
+  // without cpp-httplib. False with the reason; `kind` (if given) says whose it was (System: the
+  // port is taken, the listener's thread could not start).
+  bool serve(const std::string& address, std::string* error, Failure* kind = nullptr);
+  // Stops serving (a request under way answers 503). A session started while serving stays a
+  // served run, with no tick, until it stops. Idempotent.
+  void stop_serving();
+  // "127.0.0.1:6060" as bound; empty when not serving.
+  std::string serving_address() const;
+
  struct Session;  // one state or native thread (opaque)
 
  private:
@@ -95,6 +109,7 @@ class Profiler {
   ProfilerOptions options_;
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Session>> sessions_;
+  std::shared_ptr<ProfileServer> server_;  // while serving (a served session holds it too)
 };
 
 }  // namespace scriptprof

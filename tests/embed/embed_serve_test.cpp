@@ -1,0 +1,93 @@
+// scriptprof_serve from a C host: two threads with a state each, asked over HTTP while they run
+// (also under ThreadSanitizer: the request's rate, the feed and the server's threads against
+// the sampling threads). The answers are gzipped pprof; the test looks for the functions and
+// the thread labels in the decompressed bytes.
+#include <httplib.h>
+#include <zlib.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "embed_helpers.hpp"
+
+using namespace embed_test;
+
+namespace {
+
+std::string gunzip(const std::string& gz) {
+  z_stream z{};
+  inflateInit2(&z, 16 + MAX_WBITS);
+  std::string out(4 << 20, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  z.avail_in = static_cast<uInt>(gz.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  inflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  inflateEnd(&z);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("A served host answers go tool pprof's request with every thread's samples, labelled") {
+  scriptprof_profiler* p = new_profiler(1000);
+  REQUIRE(scriptprof_serve(p, "127.0.0.1:0") == SCRIPTPROF_OK);
+  const std::string address = scriptprof_serving_address(p);
+  REQUIRE(address.rfind("127.0.0.1:", 0) == 0);
+  // Refused: a second serve, and (on another profiler) a bad address or the port taken.
+  CHECK(scriptprof_serve(p, "127.0.0.1:0") == SCRIPTPROF_INVALID_ARGUMENT);
+  scriptprof_profiler* other = new_profiler(100);
+  CHECK(scriptprof_serve(other, "127.0.0.1:http") == SCRIPTPROF_INVALID_ARGUMENT);
+  CHECK(scriptprof_serve(other, address.c_str()) == SCRIPTPROF_SYSTEM_ERROR);
+  CHECK(std::string(scriptprof_error()).find("in use") != std::string::npos);
+  REQUIRE(scriptprof_destroy(other) == SCRIPTPROF_OK);
+
+  // The workers use no Catch2 macro (its assertions are not thread-safe): they count failures.
+  std::atomic<int> started{0}, failures{0};
+  std::atomic<bool> quit{false};
+  auto worker = [&](const char* name, const char* fn) {
+    scriptprof_name_thread(name);
+    lua_State* L = luaL_newstate();
+    luaL_openlibs(L);
+    if (luaL_dostring(L, kScript) != LUA_OK || scriptprof_attach(p, L) != SCRIPTPROF_OK ||
+        scriptprof_start(p, L) != SCRIPTPROF_OK)
+      ++failures;
+    ++started;
+    while (!quit) {
+      lua_getglobal(L, fn);
+      lua_pushnumber(L, 0.02);
+      if (lua_pcall(L, 1, 0, 0) != LUA_OK) ++failures;
+    }
+    if (scriptprof_stop(p, L) != SCRIPTPROF_OK) ++failures;
+    lua_close(L);
+  };
+  std::thread a(worker, "thinker", "think"), b(worker, "planner", "plan");
+  while (started < 2) std::this_thread::yield();
+  // A second serve while serving is refused.
+  CHECK(scriptprof_serve(p, "127.0.0.1:0") == SCRIPTPROF_INVALID_ARGUMENT);
+
+  const std::size_t colon = address.rfind(':');
+  httplib::Client client(address.substr(0, colon), std::stoi(address.substr(colon + 1)));
+  client.set_read_timeout(30, 0);
+  auto res = client.Get("/debug/pprof/profile?seconds=1&hz=500");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  const std::string pb = gunzip(res->body);
+  for (const char* text : {"think (", "plan (", "thread", "thinker", "planner"}) {
+    INFO(text);
+    CHECK(pb.find(text) != std::string::npos);
+  }
+  quit = true;
+  a.join();
+  b.join();
+  CHECK(failures == 0);
+  // What the sessions collected while served is theirs too: only the request's seconds.
+  scriptprof_profile* prof = take_checked(p);
+  CHECK(scriptprof_profile_samples(prof) > 0);
+  scriptprof_profile_free(prof);
+  REQUIRE(scriptprof_stop_serving(p) == SCRIPTPROF_OK);
+  CHECK(std::string(scriptprof_serving_address(p)).empty());
+  REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
+}
