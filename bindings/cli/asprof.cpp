@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "angelscript_sampler.hpp"
+#include "command_serving.hpp"
 #include "exit_status.hpp"
 #include "luaprof_options.hpp"
 #include "report_output.hpp"
@@ -118,6 +119,13 @@ int main(int argc, char** argv) {
       engine->ShutDownAndRelease();
       return cli::kToolFailed;
     }
+    luaprof::CommandServing serving;  // --serve: stopped before the sampler
+    if (!serving.start(sampler.engine(), o, script, "AngelScript " ANGELSCRIPT_VERSION_STRING, "asprof", &error)) {
+      std::fprintf(stderr, "asprof: cannot serve profiles: %s\n", error.c_str());
+      sampler.stop();
+      engine->ShutDownAndRelease();
+      return cli::kToolFailed;
+    }
     using scriptprof::SampleKind;
     for (SampleKind k : {SampleKind::Time, SampleKind::Space})
       if ((k == SampleKind::Time && o.run.sample_time) || (k == SampleKind::Space && o.run.alloc_bytes)) {
@@ -136,11 +144,12 @@ int main(int argc, char** argv) {
       status = cli::kFailed;
     }
     std::fflush(stdout);
+    serving.stop();
     sampler.stop();  // before the context and engine go: it holds the functions it met
     g_sampler = nullptr;
     ctx->Release();
   }
-  if (!luaprof::write_reports(o, "asprof", profiles, file_lines)) status = cli::kToolFailed;
+  if (o.serve.empty() && !luaprof::write_reports(o, "asprof", profiles, file_lines)) status = cli::kToolFailed;
   engine->ShutDownAndRelease();
   return status;
 }

@@ -45,9 +45,9 @@ finish() {
 # split NAME URL: hot's share of hot+cold in go tool pprof -top of URL, within 3 points of 75%.
 split() {
   local top
-  top=$(go tool pprof -top -nodefraction=0 "$2" 2>&1) || fail "go tool pprof $2: $top"
+  top=$(go tool pprof -top -nodefraction=0 -unit=ms "$2" 2>&1) || fail "go tool pprof $2: $top"
   local share
-  share=$(awk '/ hot \(/ {h=$1} / cold \(/ {c=$1} END {gsub(/ms|s/,"",h); gsub(/ms|s/,"",c); if (h+c > 0) printf "%.1f", 100*h/(h+c)}' <<<"$top")
+  share=$(awk '/ hot(\(int\))? \(/ {h=$1} / cold(\(int\))? \(/ {c=$1} END {gsub(/ms/,"",h); gsub(/ms/,"",c); if (h+c > 0) printf "%.1f", 100*h/(h+c)}' <<<"$top")
   [[ -n $share ]] || fail "$1: no hot or cold in: $top"
   echo "$1: hot $share% of hot+cold (truth 75%)"
   awk -v s="$share" 'BEGIN {exit !(s >= 72 && s <= 78)}' || fail "$1: hot's share $share% is not within 3 points of 75%"
@@ -117,6 +117,14 @@ wait $long
 echo "stop_serving ended a 30 s request at once: $(cat "$work/body")"
 finish module
 grep -q "stopped serving" "$work/module.out" || fail "the script did not stop serving"
+echo "== asprof --serve (AngelScript)"
+if [[ -x $build/bin/asprof ]]; then
+  start_server asprof "$build/bin/asprof" --serve :0 "$src/tests/live/work.as" 2000
+  split asprof "http://$addr/debug/pprof/profile?seconds=2&hz=1000"
+  wait "$server_pid" || fail "asprof exited $?: $(cat "$work/asprof.err")"
+  grep -q "^result 1199998\$" "$work/asprof.out" || fail "asprof printed $(cat "$work/asprof.out")"
+fi
+
 echo "== a C host (scriptprof_serve): two threads with a state each, one request"
 if [[ -x $build/bin/served_host ]]; then
   start_server host "$build/bin/served_host" 127.0.0.1:0 "$work/host.stop"
