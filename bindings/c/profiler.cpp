@@ -204,7 +204,7 @@ bool Profiler::set_option(std::string_view name, std::string_view text, std::str
   return true;
 }
 
-bool Profiler::serve(const std::string& address, std::string* error, Failure* kind) {
+bool Profiler::serve(const std::string& address, std::string* error, Failure* kind, const ServeSettings& settings) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (kind) *kind = Failure::Misuse;
 #ifdef SCRIPTPROF_HTTP
@@ -215,12 +215,12 @@ bool Profiler::serve(const std::string& address, std::string* error, Failure* ki
   int port = 0;
   if (!parse_listen_address(address, &host, &port, &why)) return fail(error, "serve: " + why);
   if (kind) *kind = Failure::System;  // past the checks, only the system refuses
-  auto server = std::make_shared<ProfileServer>();
+  auto server = std::make_shared<ProfileServer>(settings);
   if (!server->start(address, &why)) return fail(error, "serve: " + why);
   server_ = std::move(server);
   return true;
 #else
-  (void)address;
+  (void)address, (void)settings;
   return fail(error, "serve: this scriptprof was built without the profile server (install libcpp-httplib-dev and build again)");
 #endif
 }

@@ -11,7 +11,10 @@ bool CommandServing::start(scriptprof::SamplerEngine& engine, const Options& o, 
   scriptprof::ServedRun about;
   about.program = program;
   about.runtime = runtime;
-  if (!served_.start(engine, o.serve, std::move(about), error)) return false;
+  scriptprof::ServeSettings settings;
+  settings.continuous_hz = o.continuous;
+  settings.window_seconds = o.window;
+  if (!served_.start(engine, o.serve, settings, std::move(about), error)) return false;
   std::fprintf(stderr, "%s: serving profiles at http://%s/debug/pprof/\n", progname, served_.address().c_str());
   std::fflush(stderr);
   return true;

@@ -71,6 +71,8 @@ void usage(FILE* out, const Frontend& fe) {
       "  --serve ADDRESS   while the script runs, serve Go's /debug/pprof endpoints at ADDRESS\n"
       "                    (127.0.0.1:6060; :0 takes a free port): go tool pprof\n"
       "                    http://ADDRESS/debug/pprof/profile?seconds=30; no report at the end\n"
+      "  --continuous HZ   with --serve: sample at HZ (19 is usual) between requests and keep the\n"
+      "                    last --window SECONDS (default 600) for /debug/scriptprof/recent\n"
       "%s"
       "  --help            this text\n"
       "  --version         the profiler's version\n"
@@ -128,6 +130,9 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
   app.add_option("-o", o.output);
   app.add_option("--format", o.format);
   app.add_option("--serve", o.serve);
+  std::string continuous, window;
+  app.add_option("--continuous", continuous);
+  app.add_option("--window", window);
   app.add_flag("-h,--help", help);
   app.add_flag("--version", version);
   if (fe.other_lua) app.add_option("--lua", o.other_lua);
@@ -213,6 +218,22 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
     o.report.slowest_frames = static_cast<std::size_t>(v);
   }
   if (space_asked && !time_asked) o.run.sample_time = false;
+  if (!continuous.empty() || !window.empty()) {
+    if (o.serve.empty()) bad_usage("--continuous and --window go with --serve");
+    char* end = nullptr;
+    if (!continuous.empty()) {
+      o.continuous = std::strtod(continuous.c_str(), &end);
+      if (end == continuous.c_str() || *end || !(o.continuous > 0 && o.continuous <= 1000))
+        bad_usage("--continuous: '" + continuous + "' is not a rate from 0 to 1000 Hz (19 is usual)");
+    }
+    if (!window.empty()) {
+      errno = 0;
+      const unsigned long long w = std::strtoull(window.c_str(), &end, 10);
+      if (window[0] == '-' || end == window.c_str() || *end || errno == ERANGE || w < 1 || w > 86400)
+        bad_usage("--window: '" + window + "' is not a number of seconds from 1 to 86400");
+      o.window = w;
+    }
+  }
   if (!o.serve.empty()) {
 #ifdef SCRIPTPROF_HTTP
     std::string host, error;

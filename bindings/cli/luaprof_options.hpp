@@ -51,6 +51,8 @@ struct Options {
   bool no_env = false;      // -E: ignore LUA_INIT and the LUA_PATH variables
   std::string other_lua;    // --lua PATH: the interpreter to run the script under
   std::string serve;        // --serve ADDRESS: serve profiles while the script runs (no report)
+  double continuous = 0;    // --continuous HZ: with --serve, the always-on rate of the recent window
+  std::uint64_t window = 600;  // --window SECONDS: the recent window kept
 };
 
 // Prints the usage text.

@@ -129,7 +129,7 @@ void stop_serving(lua_State* L);
 #ifdef SCRIPTPROF_HTTP
 // Serves `sampler`'s run (started with make_served) on `address` through `served`.
 bool serve_run(lua_State* L, ModuleSampler& sampler, ServedEngine& served, const std::string& address,
-               std::string* error);
+               const ServeSettings& settings, std::string* error);
 #endif
 
 }  // namespace scriptprof::lua::module

@@ -1,6 +1,7 @@
-// profiler.serve{address=, hz=, clock=, signal=} and profiler.stop_serving(): the running
-// program answers `go tool pprof http://ADDRESS/debug/pprof/profile?seconds=N` until it stops
-// serving (core/include/scriptprof/profile_server.hpp).
+// profiler.serve{address=, hz=, clock=, signal=, continuous=, window=} and
+// profiler.stop_serving(): the running program answers `go tool pprof
+// http://ADDRESS/debug/pprof/profile?seconds=N` until it stops serving
+// (core/include/scriptprof/profile_server.hpp).
 #include <string>
 
 extern "C" {
@@ -37,15 +38,17 @@ ServedRun about_program(lua_State* L) {
 }  // namespace
 
 bool serve_run(lua_State* L, ModuleSampler& sampler, ServedEngine& served, const std::string& address,
-               std::string* error) {
-  return served.start(sampler.engine(), address, about_program(L), error);
+               const ServeSettings& settings, std::string* error) {
+  return served.start(sampler.engine(), address, settings, about_program(L), error);
 }
 
 int l_serve(lua_State* L) {
   ModuleState* state = module_state(L);
   lua_settop(L, 1);
-  // address, and the run's own options (hz: the rate of a request without hz=; clock; signal).
+  // address, continuous and window, and the run's own options (hz: the rate of a request
+  // without hz=; clock; signal).
   const char* address = "127.0.0.1:6060";
+  ServeSettings settings;
   lua_newtable(L);  // 2: the run options
   if (!lua_isnil(L, 1)) {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -56,12 +59,25 @@ int l_serve(lua_State* L) {
         if (lua_type(L, -1) != LUA_TSTRING)
           luaL_argerror(L, 1, lua_pushfstring(L, "option 'address' must be a string, got %s", luaL_typename(L, -1)));
         address = lua_tostring(L, -1);  // anchored by the table at 1
+      } else if (std::string(key) == "continuous") {
+        // A rate in Hz (19 is usual), or false/0 for none.
+        if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
+          settings.continuous_hz = 0;
+        } else if (lua_type(L, -1) == LUA_TNUMBER && lua_tonumber(L, -1) >= 0 && lua_tonumber(L, -1) <= 1000) {
+          settings.continuous_hz = lua_tonumber(L, -1);
+        } else {
+          luaL_argerror(L, 1, "option 'continuous' must be a rate from 0 to 1000 Hz (19 is usual) or false");
+        }
+      } else if (std::string(key) == "window") {
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > 86400)
+          luaL_argerror(L, 1, "option 'window' must be a whole number of seconds from 1 to 86400");
+        settings.window_seconds = static_cast<std::uint64_t>(lua_tointeger(L, -1));
       } else if (std::string(key) == "hz" || std::string(key) == "clock" || std::string(key) == "signal") {
         lua_pushvalue(L, -2);
         lua_pushvalue(L, -2);
         lua_settable(L, 2);
       } else {
-        luaL_argerror(L, 1, lua_pushfstring(L, "option '%s' is not one of address, hz, clock, signal",
+        luaL_argerror(L, 1, lua_pushfstring(L, "option '%s' is not one of address, hz, clock, signal, continuous, window",
                                             lua_type(L, -2) == LUA_TSTRING ? key : luaL_typename(L, -2)));
       }
       lua_pop(L, 1);
@@ -81,7 +97,7 @@ int l_serve(lua_State* L) {
   bool ok;
   {
     std::string error;
-    ok = serve_run(L, *sampler, state->served, address, &error);
+    ok = serve_run(L, *sampler, state->served, address, settings, &error);
     if (!ok) lua_pushfstring(L, "profiler.serve: cannot serve profiles: %s", error.c_str());
   }
   if (!ok) {

@@ -14,6 +14,7 @@
 
 #include "scriptprof/live_profile.hpp"
 #include "scriptprof/profile_server.hpp"
+#include "scriptprof/recent_window.hpp"
 
 using namespace scriptprof;
 
@@ -203,4 +204,113 @@ TEST_CASE("Stopping the server ends a collection under way at once, and a taken 
   // Started again on a fresh port, it serves again.
   REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
   server.stop();
+}
+
+TEST_CASE("The recent window keeps 10 minutes at 19 Hz of 10,000 distinct stacks in 16 MiB") {
+  RecentWindow window(600'000'000'000ull, std::size_t{16} << 20);
+  const std::uint64_t period = 1'000'000'000ull / 19;
+  // 10 minutes at 19 Hz (11,400 samples), 10,000 distinct stacks 20 frames deep, fed as a
+  // server's collector does: a batch a second.
+  std::uint64_t samples = 0;
+  std::uint64_t t = 5'000'000'000ull;
+  for (int second = 0; second < 600; ++second, t += 1'000'000'000ull) {
+    LiveFeed::Batch batch;
+    for (int i = 0; i < 19; ++i, ++samples) {
+      const auto first = static_cast<std::uint32_t>(batch.frames.size());
+      const std::uint64_t distinct = samples % 10'000;
+      for (FunctionId depth = 0; depth < 20; ++depth)
+        batch.frames.push_back(depth < 19 ? depth : static_cast<FunctionId>(100 + distinct));
+      batch.samples.push_back({0, first, 20, 1, period});
+    }
+    window.add(t, batch);
+  }
+  INFO("bytes " << window.bytes());
+  CHECK(window.bytes() <= (std::size_t{16} << 20));
+  CHECK(window.dropped_ticks() == 0);
+  auto all = window.collect(t, 600'000'000'000ull);
+  std::uint64_t ticks = 0;
+  for (const auto& s : all.samples) ticks += s.ticks;
+  CHECK(ticks == samples);
+  CHECK(all.samples.size() == 10'000);
+  auto minute = window.collect(t, 60'000'000'000ull);
+  ticks = 0;
+  for (const auto& s : minute.samples) ticks += s.ticks;
+  CHECK(ticks >= 60 * 19);
+  CHECK(ticks <= 62 * 19);
+  // Ten minutes on, the old samples are gone and so are their stacks.
+  LiveFeed::Batch one;
+  const FunctionId lone[] = {7};
+  one.frames.assign(lone, lone + 1);
+  one.samples.push_back({0, 0, 1, 1, period});
+  window.add(t + 700'000'000'000ull, one);
+  CHECK(window.collect(t + 700'000'000'000ull, 600'000'000'000ull).samples.size() == 1);
+  CHECK(window.bytes() < 4096);
+}
+
+TEST_CASE("The recent window drops its oldest seconds when a high rate outgrows its bytes") {
+  RecentWindow window(600'000'000'000ull, 256 * 1024);
+  std::uint64_t t = 0;
+  for (int second = 0; second < 30; ++second, t += 1'000'000'000ull) {
+    LiveFeed::Batch batch;
+    for (std::uint32_t i = 0; i < 1000; ++i) {  // 1 kHz, every stack new
+      const auto first = static_cast<std::uint32_t>(batch.frames.size());
+      batch.frames.push_back(static_cast<FunctionId>(second * 1000 + i));
+      batch.samples.push_back({0, first, 1, 1, 1'000'000});
+    }
+    window.add(t, batch);
+    CHECK(window.bytes() <= 256 * 1024 + 200 * 1024);  // the slot just filled stays, whole
+  }
+  CHECK(window.dropped_ticks() > 0);
+  auto recent = window.collect(t, 1'000'000'000ull);
+  CHECK(!recent.samples.empty());
+}
+
+TEST_CASE("Continuous mode: a rate between requests, and the recent seconds from memory") {
+  FakeRun run;
+  ServeSettings settings;
+  settings.continuous_hz = 100;
+  settings.window_seconds = 60;
+  ProfileServer server(settings);
+  std::string error;
+  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
+  const auto [host, port] = host_port(server.address());
+  httplib::Client client(host, port);
+  client.set_read_timeout(20, 0);
+  CHECK(run.period == 10'000'000);  // served at 100 Hz from the start
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  auto recent = client.Get("/debug/scriptprof/recent?seconds=2");
+  REQUIRE(recent);
+  CHECK(recent->status == 200);
+  const std::string pb = gunzip(recent->body);
+  CHECK(pb.find("hot (w.lua:5)") != std::string::npos);
+  CHECK(pb.find("cold (w.lua:9)") != std::string::npos);
+  auto too_long = client.Get("/debug/scriptprof/recent?seconds=61");
+  REQUIRE(too_long);
+  CHECK(too_long->status == 400);
+  auto window = client.Get("/debug/pprof/profile?seconds=1&hz=500");
+  REQUIRE(window);
+  CHECK(window->status == 200);
+  {
+    std::lock_guard<std::mutex> lock(run.periods_mutex);
+    CHECK(run.periods_set == std::vector<std::uint64_t>{10'000'000, 2'000'000, 10'000'000});  // back to 100 Hz
+  }
+  auto index = client.Get("/debug/pprof/");
+  REQUIRE(index);
+  CHECK(index->body.find("recent") != std::string::npos);
+  server.stop();
+  CHECK(run.period == 0);
+}
+
+TEST_CASE("Without continuous mode the recent page says how to turn it on") {
+  FakeRun run;
+  ProfileServer server;
+  std::string error;
+  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
+  const auto [host, port] = host_port(server.address());
+  httplib::Client client(host, port);
+  auto res = client.Get("/debug/scriptprof/recent");
+  REQUIRE(res);
+  CHECK(res->status == 404);
+  CHECK(res->body.find("continuous") != std::string::npos);
+  CHECK(run.period == 0);
 }

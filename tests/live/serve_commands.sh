@@ -94,6 +94,17 @@ if out=$("$build/bin/luaprof" --serve "$addr" "$script" "$work/never.stop" 2>&1)
 echo "port in use: $out"
 finish luaprof
 
+echo "== luaprof --serve --continuous 100: the recent seconds, asked afterwards"
+start_server continuous "$build/bin/luaprof" --serve 127.0.0.1:0 --continuous 100 --window 60 "$script" "$work/continuous.stop"
+sleep 3
+recent=$(go tool pprof -top -nodefraction=0 "http://$addr/debug/scriptprof/recent?seconds=2" 2>&1) || fail "recent: $recent"
+[[ $recent == *"hot ("* && $recent == *"cold ("* ]] || fail "the recent seconds lack hot or cold: $recent"
+echo "recent: $(grep -o 'Total samples = [^ ]*' <<<"$recent")"
+[[ $(status_of "http://$addr/debug/scriptprof/recent?seconds=61") == 400 ]] || fail "recent beyond the window is not 400"
+finish continuous
+if "$build/bin/luaprof" --continuous 19 "$script" /none 2>"$work/err"; then fail "--continuous without --serve ran"; fi
+grep -q "go with --serve" "$work/err" || fail "--continuous without --serve: $(cat "$work/err")"
+
 echo "== luajitprof --serve (JIT on)"
 start_server luajitprof "$build/bin/luajitprof" --serve :0 "$script" "$work/luajitprof.stop"
 split luajitprof "http://$addr/debug/pprof/profile?seconds=3&hz=1000"

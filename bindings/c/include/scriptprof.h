@@ -61,6 +61,11 @@ scriptprof_status scriptprof_set_option(scriptprof_profiler* profiler, const cha
    started from now on (each a process, named as in scriptprof_take_profile), which sample only
    while a request asks. Before any start; SCRIPTPROF_SYSTEM_ERROR when the port is taken. */
 scriptprof_status scriptprof_serve(scriptprof_profiler* profiler, const char* address);
+/* The same in continuous mode: between requests every thread samples at `hz` (19 is usual) and
+   the last `window_seconds` (0: 600) are kept, at most 16 MiB a thread, for
+   /debug/scriptprof/recent?seconds=N. */
+scriptprof_status scriptprof_serve_continuous(scriptprof_profiler* profiler, const char* address, double hz,
+                                              unsigned window_seconds);
 /* The address served ("127.0.0.1:43121"), or "" when not serving; valid until the next call
    on the profiler. */
 const char* scriptprof_serving_address(scriptprof_profiler* profiler);

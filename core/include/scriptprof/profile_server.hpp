@@ -2,39 +2,22 @@
 // http://127.0.0.1:6060/debug/pprof/profile?seconds=30` profiles a program that is already
 // running. It serves runs (each a SamplerEngine started with ticks_paused and a live feed: a
 // Lua state, a thread of a C host) from its own threads: a request sets every run's rate for
-// its seconds and builds one profile from their feeds, a process per thread and coroutine as
-// the runs number them; the host's threads pay only the sampling a request asked for.
+// its seconds and builds one profile from their feeds (LiveCollection), a process per thread
+// and coroutine as the runs number them; the host's threads pay only the sampling asked for.
 //
-//   /debug/pprof/                          index
-//   /debug/pprof/profile?seconds=N&hz=H    N seconds (default 30) of the run's clock at H Hz,
-//                                          gzipped pprof; one at a time, as Go's
+//   /debug/pprof/                             index
+//   /debug/pprof/profile?seconds=N&hz=H       N seconds (default 30) of the runs' clock at H Hz,
+//                                             gzipped pprof; one at a time, as Go's
+//   /debug/scriptprof/recent?seconds=N        continuous mode: the last N seconds (default 30)
 // Bad parameters get 400 with the reason. The HTTP work is cpp-httplib's (Debian's).
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
-#include <utility>
-#include <vector>
 
-#include "scriptprof/live_feed.hpp"
-#include "scriptprof/sampling_timer.hpp"
+#include "scriptprof/live_collection.hpp"
 
 namespace scriptprof {
-
-// What the server serves: one run, and how to drive it from another thread.
-struct ServedRun {
-  std::string program;              // the script or host, for the index and the profiles' name
-  std::string runtime;              // "Lua 5.4", for the index
-  std::string note;                 // a line the index adds (LuaJIT: one VM per process)
-  TimerClock clock = TimerClock::Cpu;
-  std::uint64_t default_period_ns = 10'000'000;  // a request without hz: 100 Hz, as Go's
-  std::shared_ptr<LiveFeed> feed;
-  std::function<void(std::uint64_t period_ns)> set_period;  // any thread; 0 pauses the ticks
-  // Names of processes the run learnt outside its feed (a C host's threads and fibers), asked
-  // when a profile is built (any thread). Optional.
-  std::function<std::vector<std::pair<std::uint32_t, std::string>>()> process_names;
-};
 
 // "127.0.0.1:6060" from what a user typed: ":6060" and "6060" are loopback (only an address
 // given in full listens beyond this machine), "[::1]:6060" an IPv6 one; port 0 asks for any
@@ -43,7 +26,7 @@ bool parse_listen_address(const std::string& text, std::string* host, int* port,
 
 class ProfileServer {
  public:
-  ProfileServer();
+  explicit ProfileServer(const ServeSettings& settings = {});
   ~ProfileServer();  // stop()
   ProfileServer(const ProfileServer&) = delete;
   ProfileServer& operator=(const ProfileServer&) = delete;
@@ -54,26 +37,23 @@ class ProfileServer {
   bool start(const std::string& address, std::string* error);
   // The same with `run` added.
   bool start(const std::string& address, ServedRun run, std::string* error);
-  // Any thread: serves `run` too, from the next request on; returns its id for remove_run.
-  std::uint64_t add_run(ServedRun run);
+  // Any thread: serves `run` too (at the continuous rate, if on); returns its id for remove_run.
+  std::uint64_t add_run(ServedRun run) { return collection_->add_run(std::move(run)); }
   // Any thread: serves the run no more. When it returns, the server calls nothing of it again
   // (a request under way leaves it out, its set_period included).
-  void remove_run(std::uint64_t id);
+  void remove_run(std::uint64_t id) { collection_->remove_run(id); }
   // "127.0.0.1:6060" as bound (the port chosen for port 0); empty when not serving.
   std::string address() const;
   bool serving() const;
   // Ends every request (a collection under way answers 503), then stops listening and joins
-  // the server's threads. Idempotent. The run gets no rate from the server after it returns.
+  // the server's threads. Idempotent. The runs get no rate (they pause) after it returns.
   void stop();
 
  private:
   struct Impl;
+  std::shared_ptr<LiveCollection> collection_;
   std::unique_ptr<Impl> impl_;
 };
-
-}  // namespace scriptprof
-
-namespace scriptprof {
 
 class SamplerEngine;
 
@@ -90,17 +70,18 @@ void unserve_engine(ProfileServer& server, SamplerEngine& engine, std::uint64_t 
 class ServedEngine {
  public:
   ~ServedEngine() { stop(); }
-  // Serves the run on `address`; `about` gives the program, runtime and note (its feed and
-  // set_period are filled here). False with the reason; the engine then has no feed.
-  bool start(SamplerEngine& engine, const std::string& address, ServedRun about, std::string* error);
+  // Serves the run on `address` as `settings` say; `about` gives the program, runtime and note
+  // (its feed and set_period are filled here). False with the reason; the engine then has no feed.
+  bool start(SamplerEngine& engine, const std::string& address, const ServeSettings& settings, ServedRun about,
+             std::string* error);
   // Stops the server (requests under way end), then takes the feed back. Idempotent.
   void stop();
-  bool serving() const { return server_.serving(); }
-  std::string address() const { return server_.address(); }
+  bool serving() const { return server_ && server_->serving(); }
+  std::string address() const { return server_ ? server_->address() : std::string(); }
 
  private:
   SamplerEngine* engine_ = nullptr;
-  ProfileServer server_;
+  std::unique_ptr<ProfileServer> server_;
   std::uint64_t run_ = 0;  // its id in server_
 };
 

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -15,7 +16,6 @@
 
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/live_profile.hpp"
-#include "scriptprof/profile_merge.hpp"
 
 namespace scriptprof {
 
@@ -62,6 +62,12 @@ bool parse_bounded(const std::string& name, const std::string& text, std::int64_
   return true;
 }
 
+std::string hz_text(double hz) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", hz);
+  return text;
+}
+
 std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -106,126 +112,147 @@ bool parse_listen_address(const std::string& text, std::string* host, int* port,
   return true;
 }
 
-// A run as the server holds it: a request calls set_period only under `mutex` and while the
-// run is not removed, so remove_run() returning means no call of the run is made again.
-struct ServedEntry {
-  ServedRun run;
-  std::mutex mutex;
-  bool removed = false;      // under mutex
-  LiveProfileBuilder builder;  // under the server's collecting mutex
-  void set_period(std::uint64_t period_ns) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!removed) run.set_period(period_ns);
-  }
-};
-
 struct ProfileServer::Impl {
+  explicit Impl(std::shared_ptr<LiveCollection> c) : collection(std::move(c)) {}
+  std::shared_ptr<LiveCollection> collection;
   httplib::Server http;
-  std::thread thread;
+  std::thread thread;     // the listener
+  std::thread collector;  // continuous mode: drains the feeds twice a second
   std::string host;
   int port = 0;
-  std::mutex runs_mutex;
-  std::map<std::uint64_t, std::shared_ptr<ServedEntry>> runs;  // under runs_mutex
-  std::uint64_t next_run = 1;                                  // under runs_mutex
-  std::mutex collecting;       // one CPU profile at a time
+  std::mutex collecting;  // one CPU profile at a time
   std::mutex stop_mutex;
   std::condition_variable stop_wake;
-  bool stopping = false;       // under stop_mutex
+  bool stopping = false;  // under stop_mutex
   std::atomic<bool> listener_done{false};
 
   void routes();
   void index(httplib::Response& res);
   void profile(const httplib::Request& req, httplib::Response& res);
-  std::vector<std::shared_ptr<ServedEntry>> current_runs() {
-    std::lock_guard<std::mutex> lock(runs_mutex);
-    std::vector<std::shared_ptr<ServedEntry>> out;
-    for (const auto& [id, entry] : runs) out.push_back(entry);
-    return out;
-  }
-  // Waits `seconds`; false when the server is stopping.
+  void recent(const httplib::Request& req, httplib::Response& res);
+  // Waits `d`; false when the server is stopping.
   bool wait(std::chrono::steady_clock::duration d) {
     std::unique_lock<std::mutex> lock(stop_mutex);
     return !stop_wake.wait_for(lock, d, [this] { return stopping; });
   }
+  void collect_continuously() {
+    while (wait(std::chrono::milliseconds(500))) collection->drain();
+  }
 };
 
+namespace {
+
+void refuse(httplib::Response& res, int status, const std::string& why) {
+  res.status = status;
+  res.set_content(why + "\n", "text/plain; charset=utf-8");
+}
+
+void send_profile(httplib::Response& res, Profile& p, std::uint64_t start_unix_ns) {
+  p.start_unix_ns = start_unix_ns;
+  res.set_header("Content-Disposition", "attachment; filename=\"profile\"");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_content(write_pprof(p), "application/octet-stream");
+}
+
+std::uint64_t unix_now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+// seconds= as Go reads it: absent or 0 is 30; else 1 to `most`. False (400 sent) otherwise.
+bool seconds_param(const httplib::Request& req, httplib::Response& res, std::int64_t most, std::int64_t* seconds) {
+  std::string error;
+  *seconds = kDefaultSeconds;
+  if (req.has_param("seconds") && !parse_bounded("seconds", req.get_param_value("seconds"), 0, most, seconds, &error)) {
+    refuse(res, 400, error);
+    return false;
+  }
+  if (*seconds == 0) *seconds = kDefaultSeconds;
+  return true;
+}
+
+// The runs' clock, and a clock= asking for another refused (400 sent).
+bool clock_param(const httplib::Request& req, httplib::Response& res, const std::vector<ServedRun>& runs, TimerClock* clock) {
+  if (runs.empty()) {
+    refuse(res, 503, "no run is served now: nothing to profile");
+    return false;
+  }
+  *clock = runs.front().clock;
+  const char* ours = *clock == TimerClock::Cpu ? "cpu" : "wall";
+  if (!req.has_param("clock")) return true;
+  const std::string asked = req.get_param_value("clock");
+  if (asked != "cpu" && asked != "wall") {
+    refuse(res, 400, "clock=" + asked + " is not a clock: give cpu or wall");
+    return false;
+  }
+  if (asked != ours) {
+    refuse(res, 400, "this program is served on the " + std::string(ours) + " clock: start serving with clock=" + asked +
+                         " for " + asked + " profiles");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void ProfileServer::Impl::index(httplib::Response& res) {
-  const auto served = current_runs();
-  const TimerClock clock = served.empty() ? TimerClock::Cpu : served.front()->run.clock;
-  const std::uint64_t period = served.empty() ? 10'000'000 : served.front()->run.default_period_ns;
+  const std::vector<ServedRun> served = collection->runs();
+  const TimerClock clock = served.empty() ? TimerClock::Cpu : served.front().clock;
+  const std::uint64_t period = served.empty() ? 10'000'000 : served.front().default_period_ns;
+  const ServeSettings& settings = collection->settings();
   std::string page = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>/debug/pprof/</title></head><body>\n";
   page += "<h1>/debug/pprof/</h1>\n<p>Sampled on the " + std::string(clock == TimerClock::Cpu ? "CPU" : "wall") +
           " clock by scriptprof: " + std::to_string(served.size()) + (served.size() == 1 ? " run" : " runs") + ".</p>\n<ul>\n";
-  for (const auto& entry : served) {
-    page += "<li>" + html_escape(entry->run.program) + " (" + html_escape(entry->run.runtime) + ")";
-    if (!entry->run.note.empty()) page += ". " + html_escape(entry->run.note);
+  for (const ServedRun& run : served) {
+    page += "<li>" + html_escape(run.program) + " (" + html_escape(run.runtime) + ")";
+    if (!run.note.empty()) page += ". " + html_escape(run.note);
     page += "</li>\n";
   }
   page += "</ul>\n<table>\n<tr><td><a href=\"profile?seconds=30\">profile</a></td><td>" +
           std::string(clock == TimerClock::Cpu ? "CPU" : "Wall-clock") +
           " profile of the next seconds of every run (seconds=N, default 30; hz=H, default " +
           std::to_string(1'000'000'000 / std::max<std::uint64_t>(1, period)) +
-          "). After you get the profile file, use the go tool pprof command to investigate it.</td></tr>\n</table>\n";
-  page += "<p>Try <code>go tool pprof -http=: http://" + html_escape(host) + ":" + std::to_string(port) +
+          "). After you get the profile file, use the go tool pprof command to investigate it.</td></tr>\n";
+  if (collection->continuous())
+    page += "<tr><td><a href=\"../scriptprof/recent?seconds=30\">recent</a></td><td>Continuous mode, " +
+            hz_text(settings.continuous_hz) + " Hz: the last seconds (seconds=N, default 30, at most " +
+            std::to_string(settings.window_seconds) + "), from memory, at once.</td></tr>\n";
+  page += "</table>\n<p>Try <code>go tool pprof -http=: http://" + html_escape(host) + ":" + std::to_string(port) +
           "/debug/pprof/profile?seconds=10</code></p>\n</body></html>\n";
   res.set_content(page, "text/html; charset=utf-8");
 }
 
 void ProfileServer::Impl::profile(const httplib::Request& req, httplib::Response& res) {
-  auto refuse = [&](int status, const std::string& why) {
-    res.status = status;
-    res.set_content(why + "\n", "text/plain; charset=utf-8");
-  };
+  std::int64_t seconds = 0, hz = 0;
+  if (!seconds_param(req, res, kMaxSeconds, &seconds)) return;
   std::string error;
-  std::int64_t seconds = kDefaultSeconds;
-  if (req.has_param("seconds") && !parse_bounded("seconds", req.get_param_value("seconds"), 0, kMaxSeconds, &seconds, &error))
-    return refuse(400, error);
-  if (seconds == 0) seconds = kDefaultSeconds;  // as Go reads it
-  std::int64_t hz = 0;
   if (req.has_param("hz") && !parse_bounded("hz", req.get_param_value("hz"), 1, kMaxHz, &hz, &error))
-    return refuse(400, error);
-  std::vector<std::shared_ptr<ServedEntry>> served = current_runs();
-  if (served.empty()) return refuse(503, "no run is served now: nothing to profile");
-  const TimerClock clock = served.front()->run.clock;
-  const char* ours = clock == TimerClock::Cpu ? "cpu" : "wall";
-  if (req.has_param("clock")) {
-    const std::string asked = req.get_param_value("clock");
-    if (asked != "cpu" && asked != "wall") return refuse(400, "clock=" + asked + " is not a clock: give cpu or wall");
-    if (asked != ours)
-      return refuse(400, "this program is served on the " + std::string(ours) + " clock: start serving with clock=" +
-                             asked + " for " + asked + " profiles");
-  }
+    return refuse(res, 400, error);
+  TimerClock clock;
+  if (!clock_param(req, res, collection->runs(), &clock)) return;
   std::unique_lock<std::mutex> one(collecting, std::try_to_lock);
   if (!one.owns_lock())  // Go's status for the same refusal
-    return refuse(500, "Could not enable CPU profiling: a profile is already being collected (one at a time)");
-  const std::uint64_t start_unix_ns = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+    return refuse(res, 500, "Could not enable CPU profiling: a profile is already being collected (one at a time)");
+  const std::uint64_t start_unix_ns = unix_now_ns();
   const auto began = std::chrono::steady_clock::now();
-  for (const auto& entry : served) {
-    entry->builder.learn(entry->run.feed->take());  // names so far; samples from before the window go
-    entry->set_period(hz ? 1'000'000'000ull / static_cast<std::uint64_t>(hz) : entry->run.default_period_ns);
-  }
+  collection->begin_window(hz ? 1'000'000'000ull / static_cast<std::uint64_t>(hz) : 0);
   const bool whole = wait(std::chrono::seconds(seconds));
-  for (const auto& entry : served) entry->set_period(0);
-  if (!whole) return refuse(503, "the profile server is stopping");
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  Profile all;
-  for (const auto& entry : served) {
-    if (entry->run.clock != clock) continue;
-    LiveFeed::Batch batch = entry->run.feed->take();
-    entry->builder.learn(batch);
-    Profile p = entry->builder.build(batch, entry->run.program, clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall,
-                                     elapsed);
-    if (entry->run.process_names)
-      for (const auto& [id, name] : entry->run.process_names()) p.add_thread(id, name);
-    merge_profile(&all, p);
-  }
-  all.name = served.size() == 1 ? served.front()->run.program : "scriptprof";
-  all.total_seconds = elapsed;  // the window, as Go's duration; the runs' time is in the samples
-  all.start_unix_ns = start_unix_ns;
-  res.set_header("Content-Disposition", "attachment; filename=\"profile\"");
-  res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_content(write_pprof(all), "application/octet-stream");
+  Profile p = collection->end_window(clock, elapsed);
+  if (!whole) return refuse(res, 503, "the profile server is stopping");
+  send_profile(res, p, start_unix_ns);
+}
+
+void ProfileServer::Impl::recent(const httplib::Request& req, httplib::Response& res) {
+  if (!collection->continuous())
+    return refuse(res, 404, "continuous mode is off: serve with continuous = 19 (Hz) to keep the recent minutes");
+  std::int64_t seconds = 0;
+  const auto most = static_cast<std::int64_t>(collection->settings().window_seconds);
+  if (!seconds_param(req, res, most, &seconds)) return;
+  TimerClock clock;
+  if (!clock_param(req, res, collection->runs(), &clock)) return;
+  Profile p = collection->recent(clock, static_cast<std::uint64_t>(seconds) * 1'000'000'000ull);
+  send_profile(res, p, unix_now_ns() - static_cast<std::uint64_t>(seconds) * 1'000'000'000ull);
 }
 
 void ProfileServer::Impl::routes() {
@@ -233,8 +260,9 @@ void ProfileServer::Impl::routes() {
   http.Get("/debug/pprof/", index_page);
   http.Get("/debug/pprof", index_page);
   http.Get("/debug/pprof/profile", [this](const httplib::Request& req, httplib::Response& res) { profile(req, res); });
+  http.Get("/debug/scriptprof/recent", [this](const httplib::Request& req, httplib::Response& res) { recent(req, res); });
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 404)
+    if (res.status == 404 && res.body.empty())  // a page of ours that said why keeps its reason
       res.set_content("no page " + req.path + " here: the profiles are listed at /debug/pprof/\n",
                       "text/plain; charset=utf-8");
   });
@@ -252,7 +280,8 @@ void ProfileServer::Impl::routes() {
   });
 }
 
-ProfileServer::ProfileServer() : impl_(std::make_unique<Impl>()) {}
+ProfileServer::ProfileServer(const ServeSettings& settings)
+    : collection_(std::make_shared<LiveCollection>(settings)), impl_(std::make_unique<Impl>(collection_)) {}
 
 ProfileServer::~ProfileServer() { stop(); }
 
@@ -274,14 +303,7 @@ bool ProfileServer::start(const std::string& address, std::string* error) {
   std::string host;
   int port = 0;
   if (!parse_listen_address(address, &host, &port, error)) return false;
-  // A server stopped before starts afresh, with the runs it serves.
-  auto fresh = std::make_unique<Impl>();
-  {
-    std::lock_guard<std::mutex> lock(impl_->runs_mutex);
-    fresh->runs = impl_->runs;
-    fresh->next_run = impl_->next_run;
-  }
-  impl_ = std::move(fresh);
+  impl_ = std::make_unique<Impl>(collection_);  // a server stopped before starts afresh, with its runs
   impl_->routes();
   errno = 0;
   const int bound = port == 0 ? impl_->http.bind_to_any_port(host) : impl_->http.bind_to_port(host, port) ? port : -1;
@@ -303,35 +325,15 @@ bool ProfileServer::start(const std::string& address, std::string* error) {
       impl->http.listen_after_bind();
       impl->listener_done = true;
     });
+    if (collection_->continuous()) impl_->collector = std::thread([impl = impl_.get()] { impl->collect_continuously(); });
   } catch (const std::system_error& e) {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     *error = std::string("the server's thread: ") + e.what();
+    if (impl_->thread.joinable()) stop();
     return false;
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return true;
-}
-
-std::uint64_t ProfileServer::add_run(ServedRun run) {
-  auto entry = std::make_shared<ServedEntry>();
-  entry->run = std::move(run);
-  std::lock_guard<std::mutex> lock(impl_->runs_mutex);
-  const std::uint64_t id = impl_->next_run++;
-  impl_->runs[id] = std::move(entry);
-  return id;
-}
-
-void ProfileServer::remove_run(std::uint64_t id) {
-  std::shared_ptr<ServedEntry> entry;
-  {
-    std::lock_guard<std::mutex> lock(impl_->runs_mutex);
-    auto it = impl_->runs.find(id);
-    if (it == impl_->runs.end()) return;
-    entry = std::move(it->second);
-    impl_->runs.erase(it);
-  }
-  std::lock_guard<std::mutex> lock(entry->mutex);  // waits out a set_period under way
-  entry->removed = true;
 }
 
 std::string ProfileServer::address() const {
@@ -353,7 +355,8 @@ void ProfileServer::stop() {
   while (!impl_->http.is_running() && !impl_->listener_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   impl_->http.stop();  // listen_after_bind returns once its workers finished their requests
   impl_->thread.join();
-  for (const auto& entry : impl_->current_runs()) entry->set_period(0);
+  if (impl_->collector.joinable()) impl_->collector.join();
+  collection_->pause_all();
 }
 
 }  // namespace scriptprof

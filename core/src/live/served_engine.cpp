@@ -17,21 +17,28 @@ void unserve_engine(ProfileServer& server, SamplerEngine& engine, std::uint64_t 
   engine.set_live_feed(nullptr);
 }
 
-bool ServedEngine::start(SamplerEngine& engine, const std::string& address, ServedRun about, std::string* error) {
+bool ServedEngine::start(SamplerEngine& engine, const std::string& address, const ServeSettings& settings,
+                         ServedRun about, std::string* error) {
   if (serving()) {
-    *error = "already serving at " + server_.address();
+    *error = "already serving at " + server_->address();
     return false;
   }
-  if (!server_.start(address, error)) return false;
-  run_ = serve_engine(server_, engine, std::move(about));
+  server_ = std::make_unique<ProfileServer>(settings);
+  if (!server_->start(address, error)) {
+    server_.reset();
+    return false;
+  }
+  run_ = serve_engine(*server_, engine, std::move(about));
   engine_ = &engine;
   return true;
 }
 
 void ServedEngine::stop() {
-  server_.stop();
-  if (engine_) unserve_engine(server_, *engine_, run_);
+  if (!server_) return;
+  server_->stop();
+  if (engine_) unserve_engine(*server_, *engine_, run_);
   engine_ = nullptr;
+  server_.reset();
 }
 
 void make_served(RunSettings& settings) {

@@ -16,6 +16,7 @@ extern "C" {
 #include <string_view>
 #include <vector>
 
+#include "scriptprof/live_collection.hpp"
 #include "scriptprof/profile.hpp"
 #include "scriptprof/run_options.hpp"
 #include "scriptprof/sampler_engine.hpp"
@@ -92,7 +93,9 @@ class Profiler {
   // which samples only while a request asks. Refused while a session runs, and in a build
   // without cpp-httplib. False with the reason; `kind` (if given) says whose it was (System: the
   // port is taken, the listener's thread could not start).
-  bool serve(const std::string& address, std::string* error, Failure* kind = nullptr);
+  // `settings` turn continuous mode on (/debug/scriptprof/recent).
+  bool serve(const std::string& address, std::string* error, Failure* kind = nullptr,
+             const ServeSettings& settings = {});
   // Stops serving (a request under way answers 503). A session started while serving stays a
   // served run, with no tick, until it stops. Idempotent.
   void stop_serving();

@@ -1,0 +1,162 @@
+#include "scriptprof/live_collection.hpp"
+
+#include <ctime>
+
+#include "scriptprof/profile_merge.hpp"
+
+namespace scriptprof {
+
+namespace {
+
+std::uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// `from`'s samples after `into`'s (the names stay the builder's).
+void append(LiveFeed::Batch& into, LiveFeed::Batch&& from) {
+  const auto offset = static_cast<std::uint32_t>(into.frames.size());
+  if (into.frames.empty()) into.frames = std::move(from.frames);
+  else into.frames.insert(into.frames.end(), from.frames.begin(), from.frames.end());
+  for (LiveFeed::Sample s : from.samples) {
+    s.first += offset;
+    into.samples.push_back(s);
+  }
+  into.dropped += from.dropped;
+}
+
+}  // namespace
+
+// A run as the collection holds it: set_period is called only under `mutex` and while the run
+// is not removed, so remove_run() returning means no call of the run is made again.
+struct LiveCollection::Entry {
+  ServedRun run;
+  std::mutex mutex;
+  bool removed = false;            // under mutex
+  // Under the collection's drain_mutex_:
+  LiveProfileBuilder builder;
+  LiveFeed::Batch window;          // the samples of the request's window so far
+  std::unique_ptr<RecentWindow> recent;
+  void set_period(std::uint64_t period_ns) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!removed) run.set_period(period_ns);
+  }
+};
+
+LiveCollection::LiveCollection(const ServeSettings& settings) : settings_(settings) {
+  if (settings.continuous_hz > 0)
+    idle_period_ns_ = static_cast<std::uint64_t>(1e9 / settings.continuous_hz);
+}
+
+std::uint64_t LiveCollection::add_run(ServedRun run) {
+  auto entry = std::make_shared<Entry>();
+  entry->run = std::move(run);
+  if (continuous())
+    entry->recent = std::make_unique<RecentWindow>(settings_.window_seconds * 1'000'000'000ull, settings_.window_bytes);
+  std::uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(runs_mutex_);
+    id = next_run_++;
+    runs_[id] = entry;
+  }
+  if (continuous()) entry->set_period(idle_period_ns_);
+  return id;
+}
+
+void LiveCollection::remove_run(std::uint64_t id) {
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(runs_mutex_);
+    auto it = runs_.find(id);
+    if (it == runs_.end()) return;
+    entry = std::move(it->second);
+    runs_.erase(it);
+  }
+  std::lock_guard<std::mutex> lock(entry->mutex);  // waits out a set_period under way
+  entry->removed = true;
+}
+
+std::vector<std::shared_ptr<LiveCollection::Entry>> LiveCollection::snapshot() const {
+  std::lock_guard<std::mutex> lock(runs_mutex_);
+  std::vector<std::shared_ptr<Entry>> out;
+  for (const auto& [id, entry] : runs_) out.push_back(entry);
+  return out;
+}
+
+std::vector<ServedRun> LiveCollection::runs() const {
+  std::vector<ServedRun> out;
+  for (const auto& entry : snapshot()) {
+    ServedRun about = entry->run;
+    about.feed.reset();
+    about.set_period = nullptr;
+    out.push_back(std::move(about));
+  }
+  return out;
+}
+
+void LiveCollection::drain_locked() {
+  const std::uint64_t now = monotonic_ns();
+  for (const auto& entry : snapshot()) {
+    LiveFeed::Batch batch = entry->run.feed->take();
+    entry->builder.learn(batch);
+    if (entry->recent) entry->recent->add(now, batch);
+    if (window_open_) append(entry->window, std::move(batch));
+  }
+}
+
+void LiveCollection::drain() {
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  drain_locked();
+}
+
+void LiveCollection::begin_window(std::uint64_t period_ns) {
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  drain_locked();  // what came before the window is not the request's
+  window_open_ = true;
+  for (const auto& entry : snapshot()) {
+    entry->window = LiveFeed::Batch{};
+    entry->set_period(period_ns ? period_ns : entry->run.default_period_ns);
+  }
+}
+
+Profile LiveCollection::end_window(TimerClock clock, double seconds) {
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  for (const auto& entry : snapshot()) entry->set_period(idle_period_ns_);
+  drain_locked();
+  window_open_ = false;
+  return build_locked(clock, seconds, true, 0);
+}
+
+Profile LiveCollection::recent(TimerClock clock, std::uint64_t span_ns) {
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  drain_locked();
+  return build_locked(clock, static_cast<double>(span_ns) / 1e9, false, span_ns);
+}
+
+Profile LiveCollection::build_locked(TimerClock clock, double seconds, bool window, std::uint64_t span_ns) {
+  const std::vector<std::shared_ptr<Entry>> served = snapshot();
+  const std::uint64_t now = monotonic_ns();
+  Profile all;
+  for (const auto& entry : served) {
+    if (entry->run.clock != clock) continue;
+    LiveFeed::Batch batch;
+    if (window) batch = std::move(entry->window);
+    else if (entry->recent) batch = entry->recent->collect(now, span_ns);
+    entry->window = LiveFeed::Batch{};
+    Profile p = entry->builder.build(batch, entry->run.program, clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall,
+                                     seconds);
+    if (entry->run.process_names)
+      for (const auto& [id, name] : entry->run.process_names()) p.add_thread(id, name);
+    merge_profile(&all, p);
+  }
+  all.name = served.size() == 1 ? served.front()->run.program : "scriptprof";
+  all.total_seconds = seconds;  // the window, as Go's duration; the runs' time is in the samples
+  return all;
+}
+
+void LiveCollection::pause_all() {
+  for (const auto& entry : snapshot()) entry->set_period(0);
+}
+
+}  // namespace scriptprof
