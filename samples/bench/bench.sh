@@ -29,6 +29,8 @@ echo
 lua5.4 -e "package.cpath='$build/lib/?.so;'..package.cpath" "$here/bench.lua" "$@"
 lua5.4 "$here/luajit_rows.lua" "$build" $quick
 echo
+"$here/serve_bench.sh" "$build" $quick
+echo
 if [ -x "$build/bin/scriptprof_angelscript_bench" ]; then
   "$build/bin/scriptprof_angelscript_bench" $quick
 else
