@@ -170,7 +170,7 @@ void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
         lines_.push_back(0);
       }
       const NodeId leaf = sampling.record(SampleKind::Time, w.ticks, process, w.since_ns);
-      if (!frames_.empty() && leaf != kNoNode) engine_.profile(SampleKind::Time).add_jit_share(leaf, w.ticks, vmstate == 'N');
+      if (!frames_.empty() && leaf != kNoNode) engine_.add_jit_share(leaf, w.ticks, vmstate == 'N');
     }
   }
   in_profiler_ = false;

@@ -7,7 +7,11 @@
 -- SCRIPTPROF_LOVE_HZ and SCRIPTPROF_LOVE_CLOCK (default 1000 and wall). At quit it also prints
 -- the truth: love.update's share of update and draw by the main thread's CPU clock, measured
 -- around each callback, beside the profile's.
-local profiler
+-- SCRIPTPROF_LOVE_SERVE=ADDRESS serves the game instead (profiler.serve: `go tool pprof
+-- http://ADDRESS/debug/pprof/profile?seconds=10` while it runs; it prints the address it
+-- listens at), until SCRIPTPROF_LOVE_FRAMES frames or the file SCRIPTPROF_LOVE_QUIT exists.
+local profiler, serving
+local quit_file = os.getenv("SCRIPTPROF_LOVE_QUIT")
 local frames, max_frames = 0, tonumber(os.getenv("SCRIPTPROF_LOVE_FRAMES")) or 300
 local entities = {}
 
@@ -52,8 +56,16 @@ function love.load()
   package.cpath = (os.getenv("SCRIPTPROF_LUAJIT_CPATH") or love.filesystem.getSource() .. "/../../build/lib/luajit/?.so")
                   .. ";" .. package.cpath
   profiler = require "profiler"
-  profiler.start_profiler({ hz = tonumber(os.getenv("SCRIPTPROF_LOVE_HZ")) or 1000,
-                            clock = os.getenv("SCRIPTPROF_LOVE_CLOCK") or "wall" })
+  local options = { hz = tonumber(os.getenv("SCRIPTPROF_LOVE_HZ")) or 1000,
+                    clock = os.getenv("SCRIPTPROF_LOVE_CLOCK") or "wall" }
+  serving = os.getenv("SCRIPTPROF_LOVE_SERVE")
+  if serving then
+    options.address = serving
+    print("love: serving profiles at http://" .. profiler.serve(options) .. "/debug/pprof/")
+    io.stdout:flush()
+  else
+    profiler.start_profiler(options)
+  end
   love.math.setRandomSeed(7)
   for i = 1, 600 do
     entities[i] = { x = love.math.random(0, 480), y = love.math.random(0, 320),
@@ -72,6 +84,10 @@ function love.update(dt)
   collide()
   frames = frames + 1
   if frames >= max_frames then love.event.quit() end
+  if quit_file and frames % 30 == 0 then
+    local f = io.open(quit_file)
+    if f then f:close() love.event.quit() end
+  end
   in_update = in_update + thread_cpu() - t0
 end
 
@@ -83,6 +99,11 @@ function love.draw()
 end
 
 function love.quit()
+  if serving then  -- its profiles went to its clients
+    profiler.stop_serving()
+    print("love: stopped serving after " .. frames .. " frames")
+    return false
+  end
   profiler.stop()
   profiler.display()
   local update = profiler.proc_call_data(love.update)

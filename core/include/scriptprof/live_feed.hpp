@@ -26,6 +26,7 @@ class LiveFeed {
     std::uint32_t first, count;  // its frames in Batch::frames, root first
     std::uint64_t ticks;         // the sample's weight in ticks
     std::uint64_t period_ns;     // the timer's period when it was taken
+    std::uint8_t jit = 0;        // a JIT runtime said: 1 interpreted, 2 compiled (0: not told)
   };
   struct Batch {
     std::vector<std::pair<FunctionId, FunctionInfo>> functions;  // new ids, in id order
@@ -47,6 +48,8 @@ class LiveFeed {
   // A time sample of `frames` (root first) weighing `ticks` of `period_ns` each.
   void add_sample(std::uint32_t thread, const FunctionId* frames, std::size_t count, std::uint64_t ticks,
                   std::uint64_t period_ns);
+  // The last sample added ran JIT-compiled code (or not), as the runtime's VM state said.
+  void mark_jit(bool compiled);
 
   // ---- The reader ----
   // Everything appended since the last take.

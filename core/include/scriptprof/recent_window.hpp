@@ -32,11 +32,15 @@ class RecentWindow {
   struct Key {
     std::uint32_t stack, thread;
     std::uint64_t period_ns;
-    bool operator==(const Key& o) const { return stack == o.stack && thread == o.thread && period_ns == o.period_ns; }
+    std::uint8_t jit;
+    bool operator==(const Key& o) const {
+      return stack == o.stack && thread == o.thread && period_ns == o.period_ns && jit == o.jit;
+    }
   };
   struct KeyHash {
     std::size_t operator()(const Key& k) const {
-      return std::hash<std::uint64_t>()((static_cast<std::uint64_t>(k.stack) << 32 | k.thread) ^ (k.period_ns * 0x9E3779B97F4A7C15ull));
+      return std::hash<std::uint64_t>()((static_cast<std::uint64_t>(k.stack) << 32 | k.thread) ^
+                                        ((k.period_ns + k.jit) * 0x9E3779B97F4A7C15ull));
     }
   };
   struct Slot {

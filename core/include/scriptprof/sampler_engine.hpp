@@ -188,6 +188,12 @@ class SamplerEngine {
   }
   SampleKind primary_kind() const { return primary_; }
   bool collects(SampleKind kind) const { return kind_enabled_[static_cast<int>(kind)]; }
+  // The time sample just recorded (its leaf) ran JIT-compiled code or not, as the runtime's
+  // VM state said: the profile's jit shares, and the live feed's.
+  void add_jit_share(NodeId leaf, std::uint64_t weight, bool compiled) {
+    profile(SampleKind::Time).add_jit_share(leaf, weight, compiled);
+    if (live_) live_->mark_jit(compiled);
+  }
   // Fresh profiles (not while active).
   void reset();
   // Makes `profile` (read from a file) the last run.

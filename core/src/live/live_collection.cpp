@@ -137,19 +137,23 @@ Profile LiveCollection::recent(TimerClock clock, std::uint64_t span_ns) {
 Profile LiveCollection::build_locked(TimerClock clock, double seconds, bool window, std::uint64_t span_ns) {
   const std::vector<std::shared_ptr<Entry>> served = snapshot();
   const std::uint64_t now = monotonic_ns();
-  Profile all;
+  std::vector<Profile> parts;
   for (const auto& entry : served) {
     if (entry->run.clock != clock) continue;
     LiveFeed::Batch batch;
     if (window) batch = std::move(entry->window);
     else if (entry->recent) batch = entry->recent->collect(now, span_ns);
     entry->window = LiveFeed::Batch{};
-    Profile p = entry->builder.build(batch, entry->run.program, clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall,
-                                     seconds);
+    parts.push_back(entry->builder.build(batch, entry->run.program,
+                                         clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall, seconds));
     if (entry->run.process_names)
-      for (const auto& [id, name] : entry->run.process_names()) p.add_thread(id, name);
-    merge_profile(&all, p);
+      for (const auto& [id, name] : entry->run.process_names()) parts.back().add_thread(id, name);
   }
+  // One run's profile goes whole; several merge, a process each (merge_profile leaves the JIT
+  // shares out: a host with several LuaJIT states gets no jit labels).
+  Profile all;
+  if (parts.size() == 1) all = std::move(parts.front());
+  for (std::size_t i = 0; parts.size() > 1 && i < parts.size(); ++i) merge_profile(&all, parts[i]);
   all.name = served.size() == 1 ? served.front()->run.program : "scriptprof";
   all.total_seconds = seconds;  // the window, as Go's duration; the runs' time is in the samples
   return all;

@@ -31,6 +31,11 @@ void LiveFeed::add_sample(std::uint32_t thread, const FunctionId* frames, std::s
   pending_.samples.push_back({thread, first, static_cast<std::uint32_t>(count), ticks, period_ns});
 }
 
+void LiveFeed::mark_jit(bool compiled) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!pending_.samples.empty()) pending_.samples.back().jit = compiled ? 2 : 1;
+}
+
 LiveFeed::Batch LiveFeed::take() {
   Batch out;
   std::lock_guard<std::mutex> lock(mutex_);

@@ -39,7 +39,9 @@ Profile LiveProfileBuilder::build(const LiveFeed::Batch& batch, const std::strin
       weight = static_cast<std::uint64_t>(std::llround(static_cast<double>(s.ticks) *
                                                        static_cast<double>(s.period_ns) /
                                                        static_cast<double>(p.period_ns)));
-    if (weight) p.add_sample(s.thread, 0, weight, batch.frames.data() + s.first, s.count);
+    if (!weight) continue;
+    const NodeId leaf = p.add_sample(s.thread, 0, weight, batch.frames.data() + s.first, s.count);
+    if (s.jit) p.add_jit_share(leaf, weight, s.jit == 2);
   }
   p.total_seconds = seconds;
   p.health.dropped = batch.dropped;  // the feed was full: the reader fell behind

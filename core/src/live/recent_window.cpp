@@ -70,7 +70,7 @@ void RecentWindow::add(std::uint64_t now_ns, const LiveFeed::Batch& batch) {
   }
   Slot& slot = slots_.back();
   for (const LiveFeed::Sample& s : batch.samples) {
-    const Key key{intern(batch.frames.data() + s.first, s.count), s.thread, s.period_ns};
+    const Key key{intern(batch.frames.data() + s.first, s.count), s.thread, s.period_ns, s.jit};
     auto [it, fresh] = slot.ticks.emplace(key, 0);
     it->second += s.ticks;
     if (fresh) {  // a new entry holds its stack (a new stack always makes a new entry)
@@ -87,19 +87,19 @@ void RecentWindow::add(std::uint64_t now_ns, const LiveFeed::Batch& batch) {
 
 LiveFeed::Batch RecentWindow::collect(std::uint64_t now_ns, std::uint64_t span_ns) const {
   const std::uint64_t from = now_ns > span_ns ? now_ns - span_ns : 0;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t>, std::uint64_t> sum;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t, std::uint8_t>, std::uint64_t> sum;
   for (const Slot& slot : slots_)
     if (slot.start_ns >= from)
-      for (const auto& [key, ticks] : slot.ticks) sum[{key.stack, key.thread, key.period_ns}] += ticks;
+      for (const auto& [key, ticks] : slot.ticks) sum[{key.stack, key.thread, key.period_ns, key.jit}] += ticks;
   LiveFeed::Batch out;
   for (const auto& [key, ticks] : sum) {
-    const auto& [stack, thread, period] = key;
+    const auto& [stack, thread, period, jit] = key;
     const std::string& bytes = stacks_[stack].frames;
     const std::size_t count = bytes.size() / sizeof(FunctionId);
     const auto first = static_cast<std::uint32_t>(out.frames.size());
     out.frames.resize(out.frames.size() + count);
     std::memcpy(out.frames.data() + first, bytes.data(), bytes.size());
-    out.samples.push_back({thread, first, static_cast<std::uint32_t>(count), ticks, period});
+    out.samples.push_back({thread, first, static_cast<std::uint32_t>(count), ticks, period, jit});
   }
   return out;
 }
