@@ -314,3 +314,40 @@ TEST_CASE("Without continuous mode the recent page says how to turn it on") {
   CHECK(res->body.find("continuous") != std::string::npos);
   CHECK(run.period == 0);
 }
+
+TEST_CASE("The live page starts, stops and sets the rate of continuous sampling") {
+  FakeRun run;
+  ProfileServer server;
+  std::string error;
+  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
+  const auto [host, port] = host_port(server.address());
+  httplib::Client client(host, port);
+  auto page = client.Get("/debug/scriptprof/");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK(page->body.find("id=\"rate\">stopped") != std::string::npos);
+  CHECK(page->body.find("http-equiv=\"refresh\" content=\"5\"") != std::string::npos);
+  auto start = client.Post("/debug/scriptprof/rate", "hz=50", "application/x-www-form-urlencoded");
+  REQUIRE(start);
+  CHECK(start->status == 303);
+  CHECK(start->get_header_value("Location") == "/debug/scriptprof/");
+  CHECK(run.period == 20'000'000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  page = client.Get("/debug/scriptprof/?seconds=2&refresh=0");
+  REQUIRE(page);
+  CHECK(page->body.find("id=\"rate\">50 Hz") != std::string::npos);
+  CHECK(page->body.find("hot (w.lua:5)") != std::string::npos);  // in the viewer's data
+  CHECK(page->body.find("http-equiv=\"refresh\"") == std::string::npos);
+  auto stop = client.Post("/debug/scriptprof/rate", "hz=0", "application/x-www-form-urlencoded");
+  REQUIRE(stop);
+  CHECK(stop->status == 303);
+  CHECK(run.period == 0);
+  for (const char* bad : {"hz=2000", "hz=-1", "hz=x", "hz="}) {
+    auto res = client.Post("/debug/scriptprof/rate", bad, "application/x-www-form-urlencoded");
+    REQUIRE(res);
+    CHECK(res->status == 400);
+  }
+  auto bad_seconds = client.Get("/debug/scriptprof/?seconds=0");
+  REQUIRE(bad_seconds);
+  CHECK(bad_seconds->status == 400);
+}

@@ -92,6 +92,26 @@ echo "half a request and a client gone mid-answer: others served, the program go
 if out=$("$build/bin/luaprof" --serve "$addr" "$script" "$work/never.stop" 2>&1); then fail "a second server on $addr started"; fi
 [[ $out == *"cannot serve profiles"*"in use"* ]] || fail "the port in use: $out"
 echo "port in use: $out"
+# The live page in headless Chromium: stopped, started from its form's endpoint, drawn with the
+# program's functions, reloading; stopped again. A screenshot stays for a person to look at.
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [[ -n $chromium ]]; then
+  live=http://$addr/debug/scriptprof/
+  [[ $(status_of "$live") == 200 ]] && grep -q 'id="rate">stopped' "$work/body" || fail "the live page, stopped: $(head -c 500 "$work/body")"
+  [[ $(curl -s -o /dev/null -w '%{http_code}' -X POST -d hz=50 "${live}rate") == 303 ]] || fail "starting from the live page"
+  sleep 2.5
+  browse() { env -u LD_PRELOAD -u ASAN_OPTIONS timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync --user-data-dir="$work/chromium" "$@" 2>/dev/null; }
+  dom=$(browse --dump-dom "${live}?seconds=2") || fail "chromium could not load the live page"
+  [[ $dom == *'class="f"'*"hot ("* ]] || fail "the live page drew no frame of hot: $(head -c 1500 <<<"$dom")"
+  [[ $dom == *'id="rate">50 Hz'* && $dom == *'http-equiv="refresh"'* ]] || fail "the live page's rate or reload"
+  shot=${SCRIPTPROF_TEST_OUTPUT:-$work}/live_page.png
+  browse --window-size=1200,700 --screenshot="$shot" "${live}?seconds=2" >/dev/null || true
+  [[ $(head -c 4 "$shot" 2>/dev/null | od -An -c | tr -d ' ') == "211PNG" ]] || fail "no screenshot of the live page"
+  [[ $(curl -s -o /dev/null -w '%{http_code}' -X POST -d hz=0 "${live}rate") == 303 ]] || fail "stopping from the live page"
+  [[ $(status_of "$live") == 200 ]] && grep -q 'id="rate">stopped' "$work/body" || fail "the live page, stopped again"
+  echo "the live page: drawn in Chromium at 50 Hz, started and stopped; screenshot $shot"
+fi
 finish luaprof
 
 echo "== luaprof --serve --continuous 100: the recent seconds, asked afterwards"

@@ -2,6 +2,7 @@
 // profiles of their samples over a request's window or (continuous mode) over the recent
 // window. Every call from any thread; one reader (this) drains every run's feed.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -47,7 +48,14 @@ class LiveCollection {
  public:
   explicit LiveCollection(const ServeSettings& settings = {});
   const ServeSettings& settings() const { return settings_; }
-  bool continuous() const { return idle_period_ns_ > 0; }
+  // Continuous sampling is on now (a rate between requests).
+  bool continuous() const { return idle_period_ns_.load() > 0; }
+  // The rate between requests now, in Hz (0: paused).
+  double continuous_hz() const;
+  // A recent window is kept (continuous mode was on at some point): /recent has something.
+  bool keeps_window() const { return keeps_window_.load(); }
+  // Sets the rate between requests (0 stops it; the window kept so far stays until it ages).
+  void set_continuous(double hz);
 
   // Serves `run` from now on (at the continuous rate, if on); returns its id for remove_run.
   std::uint64_t add_run(ServedRun run);
@@ -74,7 +82,8 @@ class LiveCollection {
   Profile build_locked(TimerClock clock, double seconds, bool window, std::uint64_t span_ns);
 
   ServeSettings settings_;
-  std::uint64_t idle_period_ns_ = 0;  // between requests
+  std::atomic<std::uint64_t> idle_period_ns_{0};  // between requests
+  std::atomic<bool> keeps_window_{false};
   mutable std::mutex runs_mutex_;
   std::map<std::uint64_t, std::shared_ptr<Entry>> runs_;  // under runs_mutex_
   std::uint64_t next_run_ = 1;                            // under runs_mutex_

@@ -45,15 +45,29 @@ struct LiveCollection::Entry {
 };
 
 LiveCollection::LiveCollection(const ServeSettings& settings) : settings_(settings) {
-  if (settings.continuous_hz > 0)
+  if (settings.continuous_hz > 0) {
     idle_period_ns_ = static_cast<std::uint64_t>(1e9 / settings.continuous_hz);
+    keeps_window_ = true;
+  }
+}
+
+double LiveCollection::continuous_hz() const {
+  const std::uint64_t period = idle_period_ns_.load();
+  return period ? 1e9 / static_cast<double>(period) : 0;
+}
+
+void LiveCollection::set_continuous(double hz) {
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  drain_locked();  // what came at the old rate goes in first
+  idle_period_ns_ = hz > 0 ? static_cast<std::uint64_t>(1e9 / hz) : 0;
+  if (hz > 0) keeps_window_ = true;
+  if (!window_open_)  // a request under way keeps its rate; its end sets this one
+    for (const auto& entry : snapshot()) entry->set_period(idle_period_ns_);
 }
 
 std::uint64_t LiveCollection::add_run(ServedRun run) {
   auto entry = std::make_shared<Entry>();
   entry->run = std::move(run);
-  if (continuous())
-    entry->recent = std::make_unique<RecentWindow>(settings_.window_seconds * 1'000'000'000ull, settings_.window_bytes);
   std::uint64_t id;
   {
     std::lock_guard<std::mutex> lock(runs_mutex_);
@@ -100,6 +114,8 @@ void LiveCollection::drain_locked() {
   for (const auto& entry : snapshot()) {
     LiveFeed::Batch batch = entry->run.feed->take();
     entry->builder.learn(batch);
+    if (!entry->recent && keeps_window_)
+      entry->recent = std::make_unique<RecentWindow>(settings_.window_seconds * 1'000'000'000ull, settings_.window_bytes);
     if (entry->recent) entry->recent->add(now, batch);
     if (window_open_) append(entry->window, std::move(batch));
   }

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "scriptprof/interchange_formats.hpp"
+#include "scriptprof/live_page.hpp"
 #include "scriptprof/live_profile.hpp"
 
 namespace scriptprof {
@@ -130,6 +132,8 @@ struct ProfileServer::Impl {
   void index(httplib::Response& res);
   void profile(const httplib::Request& req, httplib::Response& res);
   void recent(const httplib::Request& req, httplib::Response& res);
+  void live(const httplib::Request& req, httplib::Response& res);
+  void rate(const httplib::Request& req, httplib::Response& res);
   // Waits `d`; false when the server is stopping.
   bool wait(std::chrono::steady_clock::duration d) {
     std::unique_lock<std::mutex> lock(stop_mutex);
@@ -213,10 +217,12 @@ void ProfileServer::Impl::index(httplib::Response& res) {
           " profile of the next seconds of every run (seconds=N, default 30; hz=H, default " +
           std::to_string(1'000'000'000 / std::max<std::uint64_t>(1, period)) +
           "). After you get the profile file, use the go tool pprof command to investigate it.</td></tr>\n";
-  if (collection->continuous())
-    page += "<tr><td><a href=\"../scriptprof/recent?seconds=30\">recent</a></td><td>Continuous mode, " +
-            hz_text(settings.continuous_hz) + " Hz: the last seconds (seconds=N, default 30, at most " +
-            std::to_string(settings.window_seconds) + "), from memory, at once.</td></tr>\n";
+  page += "<tr><td><a href=\"../scriptprof/recent?seconds=30\">recent</a></td><td>Continuous mode (" +
+          (collection->continuous() ? hz_text(collection->continuous_hz()) + " Hz now" : std::string("stopped now")) +
+          "): the last seconds (seconds=N, default 30, at most " + std::to_string(settings.window_seconds) +
+          "), from memory, at once.</td></tr>\n";
+  page += "<tr><td><a href=\"../scriptprof/\">live</a></td><td>The flame graph of the last seconds, reloaded every "
+          "few seconds, with the controls of continuous sampling.</td></tr>\n";
   page += "</table>\n<p>Try <code>go tool pprof -http=: http://" + html_escape(host) + ":" + std::to_string(port) +
           "/debug/pprof/profile?seconds=10</code></p>\n</body></html>\n";
   res.set_content(page, "text/html; charset=utf-8");
@@ -243,9 +249,43 @@ void ProfileServer::Impl::profile(const httplib::Request& req, httplib::Response
   send_profile(res, p, start_unix_ns);
 }
 
+void ProfileServer::Impl::live(const httplib::Request& req, httplib::Response& res) {
+  std::string error;
+  std::int64_t seconds = 10, refresh = 5;
+  const auto most = static_cast<std::int64_t>(collection->settings().window_seconds);
+  if (req.has_param("seconds") && !parse_bounded("seconds", req.get_param_value("seconds"), 1, most, &seconds, &error))
+    return refuse(res, 400, error);
+  if (req.has_param("refresh") && !parse_bounded("refresh", req.get_param_value("refresh"), 0, 3600, &refresh, &error))
+    return refuse(res, 400, error);
+  const std::vector<ServedRun> served = collection->runs();
+  LivePageView view;
+  view.seconds = static_cast<int>(seconds);
+  view.refresh_seconds = static_cast<int>(refresh);
+  view.continuous_hz = collection->continuous_hz();
+  for (const ServedRun& run : served) view.about += (view.about.empty() ? "" : ", ") + run.program + " (" + run.runtime + ")";
+  if (served.empty()) view.about = "no run is served now";
+  Profile p;
+  if (!served.empty() && collection->keeps_window())
+    p = collection->recent(served.front().clock, static_cast<std::uint64_t>(seconds) * 1'000'000'000ull);
+  p.name = served.empty() ? "scriptprof" : p.name;
+  res.set_content(live_page(p, view), "text/html; charset=utf-8");
+}
+
+void ProfileServer::Impl::rate(const httplib::Request& req, httplib::Response& res) {
+  const std::string text = req.has_param("hz") ? req.get_param_value("hz") : "";
+  char* end = nullptr;
+  const double hz = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end || !(hz >= 0 && hz <= 1000))
+    return refuse(res, 400, "hz=" + text + " is not a rate from 0 (stop) to 1000 Hz");
+  collection->set_continuous(hz);
+  res.status = 303;  // back to the page, which shows the new rate
+  res.set_header("Location", "/debug/scriptprof/");
+}
+
 void ProfileServer::Impl::recent(const httplib::Request& req, httplib::Response& res) {
-  if (!collection->continuous())
-    return refuse(res, 404, "continuous mode is off: serve with continuous = 19 (Hz) to keep the recent minutes");
+  if (!collection->keeps_window())
+    return refuse(res, 404, "continuous mode is off: serve with continuous = 19 (Hz), or start it on the live page "
+                            "(/debug/scriptprof/), to keep the recent minutes");
   std::int64_t seconds = 0;
   const auto most = static_cast<std::int64_t>(collection->settings().window_seconds);
   if (!seconds_param(req, res, most, &seconds)) return;
@@ -261,6 +301,10 @@ void ProfileServer::Impl::routes() {
   http.Get("/debug/pprof", index_page);
   http.Get("/debug/pprof/profile", [this](const httplib::Request& req, httplib::Response& res) { profile(req, res); });
   http.Get("/debug/scriptprof/recent", [this](const httplib::Request& req, httplib::Response& res) { recent(req, res); });
+  auto live_page = [this](const httplib::Request& req, httplib::Response& res) { live(req, res); };
+  http.Get("/debug/scriptprof/", live_page);
+  http.Get("/debug/scriptprof", live_page);
+  http.Post("/debug/scriptprof/rate", [this](const httplib::Request& req, httplib::Response& res) { rate(req, res); });
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404 && res.body.empty())  // a page of ours that said why keeps its reason
       res.set_content("no page " + req.path + " here: the profiles are listed at /debug/pprof/\n",
@@ -325,7 +369,8 @@ bool ProfileServer::start(const std::string& address, std::string* error) {
       impl->http.listen_after_bind();
       impl->listener_done = true;
     });
-    if (collection_->continuous()) impl_->collector = std::thread([impl = impl_.get()] { impl->collect_continuously(); });
+    // Always: continuous sampling can be started from the live page.
+    impl_->collector = std::thread([impl = impl_.get()] { impl->collect_continuously(); });
   } catch (const std::system_error& e) {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     *error = std::string("the server's thread: ") + e.what();
