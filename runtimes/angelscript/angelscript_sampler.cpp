@@ -240,7 +240,7 @@ void AngelScriptSampler::mark_frame() {
   if (!engine_.sampling()) return;
   if (engine_.pending_ticks() > 0) sample_outside(nullptr);  // the ticks so far are the ending frame's
   const int depth = contexts_.depth();
-  engine_.profile(SampleKind::Time).frame_marks.push_back({depth > 0 ? contexts_.process(depth - 1) : 0, engine_.profile_time()});
+  engine_.mark_frame(depth > 0 ? contexts_.process(depth - 1) : 0);
 }
 
 int execute(asIScriptContext* ctx) {

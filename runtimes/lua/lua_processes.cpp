@@ -99,8 +99,7 @@ void LuaSampler::switch_fiber(native::Fiber* from, native::Fiber* to) {
 void LuaSampler::mark_frame() {
   if (!engine_.active()) return;  // no run, no frames
   sample_now();  // the ticks so far belong to the frame that ends
-  Profile& p = engine_.profile();
-  p.frame_marks.push_back({current_process(), engine_.profile_time()});
+  engine_.mark_frame(current_process());
 }
 
 }  // namespace scriptprof::lua

@@ -255,7 +255,7 @@ void LuaJitSampler::leave_coroutine(lua_State* co, lua_State* from) {
 
 void LuaJitSampler::mark_frame() {
   if (!engine_.active()) return;
-  engine_.profile(SampleKind::Time).frame_marks.push_back({0, engine_.profile_time()});
+  engine_.mark_frame(0);
 }
 
 // The program's jit.profile.start is kept in the registry while a run replaces it.

@@ -59,7 +59,7 @@ void NativeSampler::sample_now() {
 
 void NativeSampler::mark_frame() {
   sample_now();  // the ticks so far belong to the frame that ends
-  engine_.profile(SampleKind::Time).frame_marks.push_back({current_fiber()->process, engine_.profile_time()});
+  engine_.mark_frame(current_fiber()->process);
 }
 
 }  // namespace scriptprof::native

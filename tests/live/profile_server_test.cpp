@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "scriptprof/frame_capture.hpp"
 #include "scriptprof/live_profile.hpp"
 #include "scriptprof/profile_server.hpp"
 #include "scriptprof/recent_window.hpp"
@@ -49,12 +50,19 @@ struct FakeRun {
     feed->define_function(2, {"cold", "w.lua", 9, 0, FunctionKind::Script});
     feed->name_thread(0, "main");
     sampler = std::thread([this] {
+      // A game's frames: 5 samples (about 5 ms) a frame, every 8th frame 30 samples long.
+      unsigned in_frame = 0, frame = 0;
       for (unsigned i = 0; !quit; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
         const std::uint64_t p = period.load();
         if (!p) continue;
         const FunctionId stack[] = {0, i % 4 == 3 ? FunctionId{2} : FunctionId{1}};
         feed->add_sample(0, stack, 2, 1, p);
+        if (++in_frame >= (frame % 8 == 7 ? 30u : 5u)) {
+          feed->mark_frame(0);
+          in_frame = 0;
+          ++frame;
+        }
       }
     });
   }
@@ -350,4 +358,77 @@ TEST_CASE("The live page starts, stops and sets the rate of continuous sampling"
   auto bad_seconds = client.Get("/debug/scriptprof/?seconds=0");
   REQUIRE(bad_seconds);
   CHECK(bad_seconds->status == 400);
+}
+
+TEST_CASE("Slow frames: the frames over the budget and the worst, each its own flame graph") {
+  FakeRun run;
+  ProfileServer server;
+  std::string error;
+  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
+  const auto [host, port] = host_port(server.address());
+  httplib::Client client(host, port);
+  client.set_read_timeout(30, 0);
+  auto none = client.Get("/debug/scriptprof/frame?id=0");
+  REQUIRE(none);
+  CHECK(none->status == 404);
+  for (const char* bad : {"hz=500", "budget_ms=x", "worst=999", "seconds=0"}) {
+    auto res = client.Get((std::string("/debug/scriptprof/frames?") + bad).c_str());
+    REQUIRE(res);
+    CHECK(res->status == 400);
+  }
+  auto page = client.Get("/debug/scriptprof/frames?seconds=2&budget_ms=16.7&worst=3");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK(page->body.find("id=\"histogram\"") != std::string::npos);
+  {
+    std::lock_guard<std::mutex> lock(run.periods_mutex);
+    CHECK(run.periods_set.front() == 1'000'000);  // 1 kHz by default
+  }
+  // The long frames (30 samples, about 30 ms) are over the 16.7 ms budget: each listed.
+  std::size_t over = 0;
+  for (std::size_t at = 0; (at = page->body.find("<td>yes</td>", at)) != std::string::npos; ++at) ++over;
+  INFO(page->body);
+  CHECK(over >= 2);
+  CHECK(page->body.find("href=\"frame?id=0\"") != std::string::npos);
+  auto frame = client.Get("/debug/scriptprof/frame?id=0");
+  REQUIRE(frame);
+  CHECK(frame->status == 200);
+  CHECK(frame->body.find("hot (w.lua:5)") != std::string::npos);
+  auto pprof = client.Get("/debug/scriptprof/frame?id=0&format=pprof");
+  REQUIRE(pprof);
+  CHECK(gunzip(pprof->body).find("hot (w.lua:5)") != std::string::npos);
+  auto again = client.Get("/debug/scriptprof/frames?last=1");
+  REQUIRE(again);
+  CHECK(again->body == page->body);
+  auto out_of_range = client.Get("/debug/scriptprof/frame?id=9999");
+  REQUIRE(out_of_range);
+  CHECK(out_of_range->status == 400);
+}
+
+TEST_CASE("A window is cut at each thread's marks into whole frames") {
+  LiveFeed::Batch window;
+  const FunctionId a[] = {1}, b[] = {2};
+  auto sample = [&](std::uint32_t thread, const FunctionId* f) {
+    window.samples.push_back({thread, static_cast<std::uint32_t>(window.frames.size()), 1, 1, 1'000'000});
+    window.frames.push_back(f[0]);
+  };
+  auto mark = [&](std::uint32_t thread, std::uint64_t ms) {
+    window.frames_marked.push_back({thread, static_cast<std::uint32_t>(window.samples.size()), ms * 1'000'000});
+  };
+  sample(0, a);            // before thread 0's first mark: no whole frame
+  mark(0, 0);
+  sample(0, a);
+  sample(1, b);            // thread 1's, never marked: in no frame
+  sample(0, a);
+  mark(0, 20);             // a 20 ms frame of two samples
+  sample(0, b);
+  mark(0, 25);             // a 5 ms frame of one
+  FrameSplit split = split_frames(window, 16'700'000, 0);
+  REQUIRE(split.durations_ns == std::vector<std::uint64_t>{20'000'000, 5'000'000});
+  REQUIRE(split.kept.size() == 1);  // over budget only (worst 0)
+  CHECK(split.kept[0].over_budget);
+  CHECK(split.kept[0].samples.samples.size() == 2);
+  split = split_frames(window, 0, 5);
+  REQUIRE(split.kept.size() == 2);
+  CHECK(split.kept[1].samples.frames == std::vector<FunctionId>{2});
 }

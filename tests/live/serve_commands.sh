@@ -14,8 +14,6 @@ script=$src/tests/live/work.lua
 export PPROF_TMPDIR=$work  # where go tool pprof keeps what it fetched
 fail() { echo "FAIL: $*"; exit 1; }
 export LUA_CPATH="$build/lib/?.so;;"
-# lua5.4 with the module: under the sanitizers its runtime goes first (LUA_PRELOAD, from ctest).
-lua54() { LD_PRELOAD=${LUA_PRELOAD:-} lua5.4 "$@"; }
 expected=$(lua5.4 "$script" /nonexistent 0 | awk '/^result/ {print $2}')  # one round, unprofiled
 
 # start_server NAME COMMAND...: runs COMMAND in the background (its stop file is $work/NAME.stop)
@@ -131,12 +129,26 @@ split luajitprof "http://$addr/debug/pprof/profile?seconds=3&hz=1000"
 finish luajitprof
 
 echo "== profiler.serve, and stop_serving while a request runs"
-lua54 "$script" "$work/module.stop" 60 127.0.0.1:0 >"$work/module.out" 2>&1 &
+# lua5.4 with the module: under the sanitizers its runtime goes first (LUA_PRELOAD, from ctest).
+# (Started directly, not through a function: the trap must kill lua5.4 itself.)
+LD_PRELOAD=${LUA_PRELOAD:-} lua5.4 "$script" "$work/module.stop" 60 127.0.0.1:0 >"$work/module.out" 2>&1 &
 pids+=($!)
 server_pid=$!
 for _ in $(seq 100); do [[ -s $work/module.stop.addr ]] && break; sleep 0.1; done
 addr=$(cat "$work/module.stop.addr")
 split module "http://$addr/debug/pprof/profile?seconds=2&hz=1000"
+# Slow frames: every 10th round (a frame) is twice as long; a budget of 1.5 times the median
+# frame lists them.
+curl -s -o "$work/frames.html" "http://$addr/debug/scriptprof/frames?seconds=1&budget_ms=10000&worst=256"
+median=$(grep -o '<td>[0-9.]*</td><td>' "$work/frames.html" | grep -o '[0-9.]*' | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}')
+[[ -n $median ]] || fail "the frames page lists no frame: $(head -c 800 "$work/frames.html")"
+budget=$(awk -v m="$median" 'BEGIN {print m * 1.5}')
+curl -s -o "$work/frames.html" "http://$addr/debug/scriptprof/frames?seconds=2&budget_ms=$budget&worst=0"
+over=$(grep -c '<td>yes</td>' "$work/frames.html" || true)
+((over >= 2)) || fail "fewer than 2 frames over $budget ms: $(head -c 1500 "$work/frames.html")"
+frame=$(curl -s "http://$addr/debug/scriptprof/frame?id=0")
+[[ $frame == *"hot ("* ]] || fail "the slowest frame's flame graph lacks hot: $(head -c 500 <<<"$frame")"
+echo "slow frames: median frame $median ms; $over frames over $budget ms in 2 s, each with its flame graph"
 curl -s -o "$work/body" -w '%{http_code}' "http://$addr/debug/pprof/profile?seconds=30" >"$work/long.code" &
 long=$!
 sleep 1

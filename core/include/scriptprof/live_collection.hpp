@@ -69,6 +69,21 @@ class LiveCollection {
   // ... until now: the runs go back to their idle rate, and the window's samples are one
   // profile on `clock` (runs on another clock left out), `seconds` long.
   Profile end_window(TimerClock clock, double seconds);
+  // ... or until now cut into frames at the runs' marks (profiler.frame()): every frame over
+  // `budget_ns` and the `worst` longest, each its own profile, and every frame's duration.
+  struct FrameRecord {
+    std::string program;
+    std::uint32_t thread = 0;
+    std::uint64_t duration_ns = 0;
+    bool over_budget = false;
+    Profile profile;
+  };
+  struct Frames {
+    std::vector<std::uint64_t> durations_ns;
+    std::vector<FrameRecord> kept;  // longest first
+    std::uint64_t budget_ns = 0;
+  };
+  Frames end_window_frames(TimerClock clock, std::uint64_t budget_ns, std::size_t worst);
   // Continuous mode: the samples of the last `span_ns` (whole seconds) of every run.
   Profile recent(TimerClock clock, std::uint64_t span_ns);
   // Takes every run's new samples (the collector's tick, twice a second).

@@ -28,12 +28,20 @@ class LiveFeed {
     std::uint64_t period_ns;     // the timer's period when it was taken
     std::uint8_t jit = 0;        // a JIT runtime said: 1 interpreted, 2 compiled (0: not told)
   };
+  // A frame boundary (profiler.frame()): the thread's samples before `sample` (an index in
+  // Batch::samples) are the frame that ended, at `mono_ns` (CLOCK_MONOTONIC).
+  struct FrameMark {
+    std::uint32_t thread;
+    std::uint32_t sample;
+    std::uint64_t mono_ns;
+  };
   struct Batch {
     std::vector<std::pair<FunctionId, FunctionInfo>> functions;  // new ids, in id order
     std::vector<std::pair<FunctionId, std::string>> renames;
     std::vector<std::pair<std::uint32_t, std::string>> threads;  // named processes
     std::vector<FunctionId> frames;
     std::vector<Sample> samples;
+    std::vector<FrameMark> frames_marked;
     std::uint64_t dropped = 0;  // ticks of the samples that found the feed full
   };
 
@@ -50,6 +58,8 @@ class LiveFeed {
                   std::uint64_t period_ns);
   // The last sample added ran JIT-compiled code (or not), as the runtime's VM state said.
   void mark_jit(bool compiled);
+  // A frame of `thread` ends now (dropped with the samples when the feed is full).
+  void mark_frame(std::uint32_t thread);
 
   // ---- The reader ----
   // Everything appended since the last take.

@@ -9,6 +9,7 @@
 //   /debug/pprof/profile?seconds=N&hz=H       N seconds (default 30) of the runs' clock at H Hz,
 //                                             gzipped pprof; one at a time, as Go's
 //   /debug/scriptprof/recent?seconds=N        continuous mode: the last N seconds (default 30)
+//   /debug/scriptprof/frames?seconds=N...     slow frames (frames_page.hpp), frame?id=I each
 //   /debug/scriptprof/?seconds=N&refresh=R    the live page (live_page.hpp); POST rate?hz=H
 //                                             starts (H > 0), changes or stops (0) continuous mode
 // Bad parameters get 400 with the reason. The HTTP work is cpp-httplib's (Debian's).

@@ -194,6 +194,12 @@ class SamplerEngine {
     profile(SampleKind::Time).add_jit_share(leaf, weight, compiled);
     if (live_) live_->mark_jit(compiled);
   }
+  // A frame of `process` ends now (profiler.frame()): a mark in the time profile, or, while the
+  // run is served, in the live feed (a server's run lasts for days: its marks are the feed's).
+  void mark_frame(std::uint32_t process) {
+    if (live_) live_->mark_frame(process);
+    else profile(SampleKind::Time).frame_marks.push_back({process, profile_time()});
+  }
   // Fresh profiles (not while active).
   void reset();
   // Makes `profile` (read from a file) the last run.

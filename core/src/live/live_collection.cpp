@@ -1,7 +1,9 @@
 #include "scriptprof/live_collection.hpp"
 
+#include <algorithm>
 #include <ctime>
 
+#include "scriptprof/frame_capture.hpp"
 #include "scriptprof/profile_merge.hpp"
 
 namespace scriptprof {
@@ -17,6 +19,11 @@ std::uint64_t monotonic_ns() {
 // `from`'s samples after `into`'s (the names stay the builder's).
 void append(LiveFeed::Batch& into, LiveFeed::Batch&& from) {
   const auto offset = static_cast<std::uint32_t>(into.frames.size());
+  const auto sample_offset = static_cast<std::uint32_t>(into.samples.size());
+  for (LiveFeed::FrameMark m : from.frames_marked) {
+    m.sample += sample_offset;
+    into.frames_marked.push_back(m);
+  }
   if (into.frames.empty()) into.frames = std::move(from.frames);
   else into.frames.insert(into.frames.end(), from.frames.begin(), from.frames.end());
   for (LiveFeed::Sample s : from.samples) {
@@ -142,6 +149,42 @@ Profile LiveCollection::end_window(TimerClock clock, double seconds) {
   drain_locked();
   window_open_ = false;
   return build_locked(clock, seconds, true, 0);
+}
+
+LiveCollection::Frames LiveCollection::end_window_frames(TimerClock clock, std::uint64_t budget_ns, std::size_t worst) {
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  for (const auto& entry : snapshot()) entry->set_period(idle_period_ns_);
+  drain_locked();
+  window_open_ = false;
+  Frames out;
+  out.budget_ns = budget_ns;
+  for (const auto& entry : snapshot()) {
+    LiveFeed::Batch window = std::move(entry->window);
+    entry->window = LiveFeed::Batch{};
+    if (entry->run.clock != clock) continue;
+    FrameSplit split = split_frames(window, budget_ns, worst);
+    out.durations_ns.insert(out.durations_ns.end(), split.durations_ns.begin(), split.durations_ns.end());
+    for (CapturedFrame& f : split.kept) {
+      FrameRecord r;
+      r.program = entry->run.program;
+      r.thread = f.thread;
+      r.duration_ns = f.duration_ns;
+      r.over_budget = f.over_budget;
+      r.profile = entry->builder.build(f.samples, entry->run.program,
+                                       clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall,
+                                       static_cast<double>(f.duration_ns) / 1e9);
+      if (entry->run.process_names)
+        for (const auto& [id, name] : entry->run.process_names()) r.profile.add_thread(id, name);
+      out.kept.push_back(std::move(r));
+    }
+  }
+  // Over every run: the over-budget ones and the worst `worst`, longest first.
+  std::stable_sort(out.kept.begin(), out.kept.end(),
+                   [](const FrameRecord& a, const FrameRecord& b) { return a.duration_ns > b.duration_ns; });
+  std::size_t keep = 0;
+  while (keep < out.kept.size() && (keep < worst || out.kept[keep].over_budget)) ++keep;
+  out.kept.resize(keep);
+  return out;
 }
 
 Profile LiveCollection::recent(TimerClock clock, std::uint64_t span_ns) {

@@ -1,5 +1,7 @@
 #include "scriptprof/live_feed.hpp"
 
+#include <ctime>
+
 namespace scriptprof {
 
 void LiveFeed::define_function(FunctionId id, const FunctionInfo& info) {
@@ -34,6 +36,15 @@ void LiveFeed::add_sample(std::uint32_t thread, const FunctionId* frames, std::s
 void LiveFeed::mark_jit(bool compiled) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!pending_.samples.empty()) pending_.samples.back().jit = compiled ? 2 : 1;
+}
+
+void LiveFeed::mark_frame(std::uint32_t thread) {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const std::uint64_t now = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (pending_.frames_marked.size() * sizeof(FrameMark) > max_bytes_) return;
+  pending_.frames_marked.push_back({thread, static_cast<std::uint32_t>(pending_.samples.size()), now});
 }
 
 LiveFeed::Batch LiveFeed::take() {

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "scriptprof/interchange_formats.hpp"
+#include "scriptprof/frames_page.hpp"
 #include "scriptprof/live_page.hpp"
 #include "scriptprof/live_profile.hpp"
 
@@ -133,6 +134,11 @@ struct ProfileServer::Impl {
   void profile(const httplib::Request& req, httplib::Response& res);
   void recent(const httplib::Request& req, httplib::Response& res);
   void live(const httplib::Request& req, httplib::Response& res);
+  void frames(const httplib::Request& req, httplib::Response& res);
+  void frame(const httplib::Request& req, httplib::Response& res);
+  std::mutex last_frames_mutex;
+  std::shared_ptr<const LiveCollection::Frames> last_frames;  // the last capture (under its mutex)
+  double last_frames_seconds = 0, last_frames_hz = 0;
   void rate(const httplib::Request& req, httplib::Response& res);
   // Waits `d`; false when the server is stopping.
   bool wait(std::chrono::steady_clock::duration d) {
@@ -223,6 +229,9 @@ void ProfileServer::Impl::index(httplib::Response& res) {
           "), from memory, at once.</td></tr>\n";
   page += "<tr><td><a href=\"../scriptprof/\">live</a></td><td>The flame graph of the last seconds, reloaded every "
           "few seconds, with the controls of continuous sampling.</td></tr>\n";
+  page += "<tr><td><a href=\"../scriptprof/frames?seconds=10\">frames</a></td><td>Slow frames: the next seconds at 1 kHz "
+          "(seconds=N, hz=H, budget_ms=16.7, worst=16) cut at the program's frame marks (profiler.frame()): a "
+          "histogram of the frames' durations and each slow frame's own flame graph.</td></tr>\n";
   page += "</table>\n<p>Try <code>go tool pprof -http=: http://" + html_escape(host) + ":" + std::to_string(port) +
           "/debug/pprof/profile?seconds=10</code></p>\n</body></html>\n";
   res.set_content(page, "text/html; charset=utf-8");
@@ -271,6 +280,66 @@ void ProfileServer::Impl::live(const httplib::Request& req, httplib::Response& r
   res.set_content(live_page(p, view), "text/html; charset=utf-8");
 }
 
+void ProfileServer::Impl::frames(const httplib::Request& req, httplib::Response& res) {
+  if (req.has_param("last")) {  // the last capture again, without a new one
+    std::lock_guard<std::mutex> lock(last_frames_mutex);
+    if (!last_frames) return refuse(res, 404, "no capture yet: ask /debug/scriptprof/frames?seconds=N");
+    return res.set_content(frames_page(*last_frames, last_frames_seconds, last_frames_hz), "text/html; charset=utf-8");
+  }
+  std::string error;
+  std::int64_t seconds = 10, hz = 1000, worst = 16;
+  double budget_ms = 16.7;
+  if (req.has_param("seconds") && !parse_bounded("seconds", req.get_param_value("seconds"), 1, 600, &seconds, &error))
+    return refuse(res, 400, error);
+  if (req.has_param("hz") && !parse_bounded("hz", req.get_param_value("hz"), 1000, kMaxHz, &hz, &error))
+    return refuse(res, 400, error + " (frames are captured at 1000 Hz or more)");
+  if (req.has_param("worst") && !parse_bounded("worst", req.get_param_value("worst"), 0, 256, &worst, &error))
+    return refuse(res, 400, error);
+  if (req.has_param("budget_ms")) {
+    const std::string text = req.get_param_value("budget_ms");
+    char* end = nullptr;
+    budget_ms = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end || !(budget_ms >= 0 && budget_ms <= 10'000))
+      return refuse(res, 400, "budget_ms=" + text + " is not a number of milliseconds from 0 to 10000");
+  }
+  TimerClock clock;
+  if (!clock_param(req, res, collection->runs(), &clock)) return;
+  std::unique_lock<std::mutex> one(collecting, std::try_to_lock);
+  if (!one.owns_lock()) return refuse(res, 500, "a profile is already being collected (one at a time)");
+  collection->begin_window(1'000'000'000ull / static_cast<std::uint64_t>(hz));
+  const bool whole = wait(std::chrono::seconds(seconds));
+  auto captured = std::make_shared<LiveCollection::Frames>(collection->end_window_frames(
+      clock, static_cast<std::uint64_t>(budget_ms * 1e6), static_cast<std::size_t>(worst)));
+  if (!whole) return refuse(res, 503, "the profile server is stopping");
+  {
+    std::lock_guard<std::mutex> lock(last_frames_mutex);
+    last_frames = captured;
+    last_frames_seconds = static_cast<double>(seconds);
+    last_frames_hz = static_cast<double>(hz);
+  }
+  res.set_content(frames_page(*captured, static_cast<double>(seconds), static_cast<double>(hz)), "text/html; charset=utf-8");
+}
+
+void ProfileServer::Impl::frame(const httplib::Request& req, httplib::Response& res) {
+  std::shared_ptr<const LiveCollection::Frames> captured;
+  {
+    std::lock_guard<std::mutex> lock(last_frames_mutex);
+    captured = last_frames;
+  }
+  if (!captured) return refuse(res, 404, "no capture yet: ask /debug/scriptprof/frames?seconds=N");
+  std::string error;
+  std::int64_t id = 0;
+  const auto last = static_cast<std::int64_t>(captured->kept.size()) - 1;
+  if (last < 0) return refuse(res, 404, "the last capture kept no frame");
+  if (!req.has_param("id") || !parse_bounded("id", req.get_param_value("id"), 0, last, &id, &error))
+    return refuse(res, 400, req.has_param("id") ? error : "give id=N, a frame of the last capture (0 to " + std::to_string(last) + ")");
+  Profile p = captured->kept[static_cast<std::size_t>(id)].profile;
+  const std::string format = req.has_param("format") ? req.get_param_value("format") : "html";
+  if (format == "pprof") return send_profile(res, p, unix_now_ns());
+  if (format != "html") return refuse(res, 400, "format=" + format + " is not one of html, pprof");
+  res.set_content(write_html_flame_graph(p), "text/html; charset=utf-8");
+}
+
 void ProfileServer::Impl::rate(const httplib::Request& req, httplib::Response& res) {
   const std::string text = req.has_param("hz") ? req.get_param_value("hz") : "";
   char* end = nullptr;
@@ -305,6 +374,8 @@ void ProfileServer::Impl::routes() {
   http.Get("/debug/scriptprof/", live_page);
   http.Get("/debug/scriptprof", live_page);
   http.Post("/debug/scriptprof/rate", [this](const httplib::Request& req, httplib::Response& res) { rate(req, res); });
+  http.Get("/debug/scriptprof/frames", [this](const httplib::Request& req, httplib::Response& res) { frames(req, res); });
+  http.Get("/debug/scriptprof/frame", [this](const httplib::Request& req, httplib::Response& res) { frame(req, res); });
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404 && res.body.empty())  // a page of ours that said why keeps its reason
       res.set_content("no page " + req.path + " here: the profiles are listed at /debug/pprof/\n",
