@@ -3,7 +3,8 @@
 // the sampling threads). The answers are gzipped pprof; the test looks for the functions and
 // the thread labels in the decompressed bytes.
 #include <httplib.h>
-#include <zlib.h>
+
+#include "../live/gunzip.hpp"
 
 #include <atomic>
 #include <string>
@@ -12,24 +13,7 @@
 #include "embed_helpers.hpp"
 
 using namespace embed_test;
-
-namespace {
-
-std::string gunzip(const std::string& gz) {
-  z_stream z{};
-  inflateInit2(&z, 16 + MAX_WBITS);
-  std::string out(4 << 20, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
-  z.avail_in = static_cast<uInt>(gz.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  inflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return out;
-}
-
-}  // namespace
+using live_test::gunzip;
 
 TEST_CASE("A served host answers go tool pprof's request with every thread's samples, labelled") {
   scriptprof_profiler* p = new_profiler(1000);

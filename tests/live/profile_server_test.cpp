@@ -3,7 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <httplib.h>
-#include <zlib.h>
+
+#include "gunzip.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -18,22 +19,9 @@
 #include "scriptprof/recent_window.hpp"
 
 using namespace scriptprof;
+using live_test::gunzip;
 
 namespace {
-
-std::string gunzip(const std::string& gz) {
-  z_stream z{};
-  inflateInit2(&z, 16 + MAX_WBITS);
-  std::string out(1 << 20, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
-  z.avail_in = static_cast<uInt>(gz.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  inflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return out;
-}
 
 // A run that "samples" from a thread of its own while the server has given it a rate: hot
 // three times for cold's once, one sample per period.

@@ -1,3 +1,4 @@
+#include "html_text.hpp"
 #include "scriptprof/frames_page.hpp"
 
 #include <algorithm>
@@ -6,20 +7,6 @@
 namespace scriptprof {
 
 namespace {
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string ms(std::uint64_t ns) {
   char text[32];
@@ -71,7 +58,7 @@ std::string frames_page(const LiveCollection::Frames& frames, double seconds, do
   for (std::size_t i = 0; i < frames.kept.size(); ++i) {
     const LiveCollection::FrameRecord& f = frames.kept[i];
     const std::string id = std::to_string(i);
-    page += "<tr><td>" + id + "</td><td>" + escape(f.program) + " thread " + std::to_string(f.thread) + "</td><td>" +
+    page += "<tr><td>" + id + "</td><td>" + html_text(f.program) + " thread " + std::to_string(f.thread) + "</td><td>" +
             ms(f.duration_ns) + "</td><td>" + (f.over_budget ? "yes" : "") + "</td><td>" +
             std::to_string(f.profile.sample_weight()) + "</td><td><a href=\"frame?id=" + id +
             "\">flame graph</a> <a href=\"frame?id=" + id + "&amp;format=pprof\">pprof</a></td></tr>\n";

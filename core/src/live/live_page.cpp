@@ -1,3 +1,4 @@
+#include "html_text.hpp"
 #include "scriptprof/live_page.hpp"
 
 #include <cstdio>
@@ -7,21 +8,6 @@
 namespace scriptprof {
 
 namespace {
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string number(double x) {
   char text[32];
@@ -41,7 +27,7 @@ std::string live_page(const Profile& recent, const LivePageView& view) {
       page.insert(at + head.size(), "<meta http-equiv=\"refresh\" content=\"" + std::to_string(view.refresh_seconds) + "\">");
   }
   std::string controls = "<div id=\"live\" style=\"padding:6px;margin-bottom:6px;background:#f4f4f4;border-radius:3px\">";
-  controls += "<strong>live</strong>: " + escape(view.about) + ". The last " + std::to_string(view.seconds) +
+  controls += "<strong>live</strong>: " + html_text(view.about) + ". The last " + std::to_string(view.seconds) +
               " seconds, reloaded every " + std::to_string(view.refresh_seconds) + " s. Show ";
   for (int s : {10, 30, 60, 300})
     controls += "<a href=\"?seconds=" + std::to_string(s) + "\">" + std::to_string(s) + " s</a> ";
