@@ -77,6 +77,20 @@ std::pair<std::string, int> host_port(const std::string& address) {
   return {address.substr(0, colon), std::stoi(address.substr(colon + 1))};
 }
 
+// A fake run served on a free port, and a client for it.
+struct Served {
+  FakeRun run;
+  ProfileServer server;
+  std::unique_ptr<httplib::Client> client;
+  explicit Served(const ServeSettings& settings = {}) : server(settings) {
+    std::string error;
+    REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
+    const auto [host, port] = host_port(server.address());
+    client = std::make_unique<httplib::Client>(host, port);
+    client->set_read_timeout(30, 0);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("Listen addresses: loopback unless one is given, and clear errors") {
@@ -94,12 +108,10 @@ TEST_CASE("Listen addresses: loopback unless one is given, and clear errors") {
 }
 
 TEST_CASE("The server answers a profile of the seconds asked, at the rate asked, and pauses after") {
-  FakeRun run;
-  ProfileServer server;
-  std::string error;
-  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
-  const auto [host, port] = host_port(server.address());
-  httplib::Client client(host, port);
+  Served served;
+  FakeRun& run = served.run;
+  ProfileServer& server = served.server;
+  httplib::Client& client = *served.client;
   client.set_read_timeout(20, 0);
   auto res = client.Get("/debug/pprof/profile?seconds=1&hz=500");
   REQUIRE(res);
@@ -298,12 +310,9 @@ TEST_CASE("Continuous mode: a rate between requests, and the recent seconds from
 }
 
 TEST_CASE("Without continuous mode the recent page says how to turn it on") {
-  FakeRun run;
-  ProfileServer server;
-  std::string error;
-  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
-  const auto [host, port] = host_port(server.address());
-  httplib::Client client(host, port);
+  Served served;
+  FakeRun& run = served.run;
+  httplib::Client& client = *served.client;
   auto res = client.Get("/debug/scriptprof/recent");
   REQUIRE(res);
   CHECK(res->status == 404);
@@ -312,12 +321,9 @@ TEST_CASE("Without continuous mode the recent page says how to turn it on") {
 }
 
 TEST_CASE("The live page starts, stops and sets the rate of continuous sampling") {
-  FakeRun run;
-  ProfileServer server;
-  std::string error;
-  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
-  const auto [host, port] = host_port(server.address());
-  httplib::Client client(host, port);
+  Served served;
+  FakeRun& run = served.run;
+  httplib::Client& client = *served.client;
   auto page = client.Get("/debug/scriptprof/");
   REQUIRE(page);
   CHECK(page->status == 200);
@@ -349,12 +355,9 @@ TEST_CASE("The live page starts, stops and sets the rate of continuous sampling"
 }
 
 TEST_CASE("Slow frames: the frames over the budget and the worst, each its own flame graph") {
-  FakeRun run;
-  ProfileServer server;
-  std::string error;
-  REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
-  const auto [host, port] = host_port(server.address());
-  httplib::Client client(host, port);
+  Served served;
+  FakeRun& run = served.run;
+  httplib::Client& client = *served.client;
   client.set_read_timeout(30, 0);
   auto none = client.Get("/debug/scriptprof/frame?id=0");
   REQUIRE(none);
