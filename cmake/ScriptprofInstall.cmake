@@ -30,12 +30,13 @@ if(TARGET scriptprof_angelscript)
   install(FILES cmake/FindAngelScript.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/scriptprof)
 endif()
 set(SCRIPTPROF_WITH_HTTP OFF)
-if(TARGET scriptprof_http)
-  # The profile server (Profiler::serve, scriptprof_serve) on Debian's cpp-httplib, which every
-  # host then links (a C one too): the package files find it through pkg-config.
+if(TARGET scriptprof_serve)
+  # Serving a host's profiles (scriptprof_serve, scriptprof/serve.hpp) on Debian's cpp-httplib:
+  # scriptprof::serve and scriptprof-serve.pc, which a host links only when it serves.
   set(SCRIPTPROF_WITH_HTTP ON)
   set_target_properties(scriptprof_http PROPERTIES EXPORT_NAME http)
-  list(APPEND installed scriptprof_http)
+  set_target_properties(scriptprof_serve PROPERTIES EXPORT_NAME serve)
+  list(APPEND installed scriptprof_http scriptprof_serve)
 endif()
 install(TARGETS ${installed}
   EXPORT scriptprofTargets
@@ -57,12 +58,6 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprofConfig.cmake ${CMAKE_CURRENT
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/scriptprof)
 set(SCRIPTPROF_PC_ADAPTERS "")
 set(SCRIPTPROF_PC_RUNTIMES "")
-set(SCRIPTPROF_PC_REQUIRES "lua5.4 zlib")
-set(SCRIPTPROF_PC_HTTP "")
-if(SCRIPTPROF_WITH_HTTP)
-  set(SCRIPTPROF_PC_REQUIRES "${SCRIPTPROF_PC_REQUIRES} cpp-httplib")
-  set(SCRIPTPROF_PC_HTTP " -lscriptprof_http")
-endif()
 if(SCRIPTPROF_WITH_ANGELSCRIPT)
   set(SCRIPTPROF_PC_ADAPTERS " -lscriptprof_angelscript")
   set(SCRIPTPROF_PC_RUNTIMES " ${AngelScript_LIBRARY}")
@@ -70,6 +65,10 @@ endif()
 file(RELATIVE_PATH SCRIPTPROF_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 configure_file(cmake/scriptprof.pc.in ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprof.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(SCRIPTPROF_WITH_HTTP)
+  configure_file(cmake/scriptprof-serve.pc.in ${CMAKE_CURRENT_BINARY_DIR}/scriptprof-serve.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/scriptprof-serve.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
 endif()
 
 # The tools and the Lua modules: luaprof, profconv and profdiff (and luajitprof, asprof) in bin/, the module where

@@ -1,5 +1,6 @@
 // The C API over scriptprof::Profiler: status codes and a per-thread message, never an
 // exception or an abort across the C boundary.
+#include "c_api_internal.hpp"
 #include "scriptprof_lua.h"
 #ifdef SCRIPTPROF_WITH_ANGELSCRIPT
 #include "angelscript_sampler.hpp"
@@ -21,11 +22,6 @@
 #include "zone_log.hpp"
 #include "zones.hpp"
 
-struct scriptprof_profiler {
-  scriptprof::Profiler profiler;
-  std::string address;  // scriptprof_serving_address's text
-  explicit scriptprof_profiler(const scriptprof::ProfilerOptions& o) : profiler(o) {}
-};
 struct scriptprof_profile {
   scriptprof::Profile profile;
 };
@@ -36,27 +32,18 @@ struct scriptprof_fiber {
 const scriptprof::Profile& scriptprof::profile_of(const scriptprof_profile* handle) { return handle->profile; }
 
 namespace {
-
 thread_local std::string t_error;
+}  // namespace
 
-scriptprof_status failed(scriptprof_status status, std::string message) {
+scriptprof_status scriptprof::c_api::failed(scriptprof_status status, std::string message) {
   t_error = std::move(message);
   return status;
 }
 
-// Runs fn, turning exceptions into statuses: nothing propagates into C.
-template <class Fn>
-scriptprof_status guarded(const char* what, Fn&& fn) {
-  try {
-    return fn();
-  } catch (const std::bad_alloc&) {
-    return failed(SCRIPTPROF_OUT_OF_MEMORY, std::string(what) + ": out of memory");
-  } catch (const std::exception& e) {
-    return failed(SCRIPTPROF_SYSTEM_ERROR, std::string(what) + ": " + e.what());
-  } catch (...) {
-    return failed(SCRIPTPROF_SYSTEM_ERROR, std::string(what) + ": unexpected error");
-  }
-}
+namespace {
+
+using scriptprof::c_api::failed;
+using scriptprof::c_api::guarded;
 
 // A Profiler call's outcome: OK, or `status` with its message ("start: ...") under the C
 // name ("scriptprof_start: ...").
@@ -79,11 +66,6 @@ scriptprof_status report_text(const char* fn, const scriptprof::Profile& profile
     return SCRIPTPROF_OK;
   });
 }
-
-#define SCRIPTPROF_REQUIRE(cond, what)                                                            \
-  do {                                                                                            \
-    if (!(cond)) return failed(SCRIPTPROF_INVALID_ARGUMENT, what);                                \
-  } while (0)
 
 }  // namespace
 
@@ -135,34 +117,6 @@ scriptprof_status scriptprof_set_option(scriptprof_profiler* p, const char* name
     std::string error;
     if (p->profiler.set_option(name, value, &error)) return SCRIPTPROF_OK;
     return failed(p->profiler.running() ? SCRIPTPROF_INVALID_STATE : SCRIPTPROF_INVALID_ARGUMENT, "scriptprof_" + error);
-  });
-}
-
-scriptprof_status scriptprof_serve(scriptprof_profiler* p, const char* address) {
-  SCRIPTPROF_REQUIRE(p && address, "scriptprof_serve: profiler or address is NULL");
-  return guarded("scriptprof_serve", [&] {
-    std::string error;
-    scriptprof::Failure kind = scriptprof::Failure::Misuse;
-    if (p->profiler.serve(address, &error, &kind)) return SCRIPTPROF_OK;
-    return failed(kind == scriptprof::Failure::System ? SCRIPTPROF_SYSTEM_ERROR : SCRIPTPROF_INVALID_ARGUMENT,
-                  "scriptprof_" + error);
-  });
-}
-
-scriptprof_status scriptprof_serve_continuous(scriptprof_profiler* p, const char* address, double hz,
-                                              unsigned window_seconds) {
-  SCRIPTPROF_REQUIRE(p && address, "scriptprof_serve_continuous: profiler or address is NULL");
-  SCRIPTPROF_REQUIRE(hz > 0 && hz <= 1000, "scriptprof_serve_continuous: hz must be from 0 to 1000 (19 is usual)");
-  SCRIPTPROF_REQUIRE(window_seconds <= 86400, "scriptprof_serve_continuous: window_seconds must be at most 86400");
-  return guarded("scriptprof_serve_continuous", [&] {
-    scriptprof::ServeSettings settings;
-    settings.continuous_hz = hz;
-    if (window_seconds) settings.window_seconds = window_seconds;
-    std::string error;
-    scriptprof::Failure kind = scriptprof::Failure::Misuse;
-    if (p->profiler.serve(address, &error, &kind, settings)) return SCRIPTPROF_OK;
-    return failed(kind == scriptprof::Failure::System ? SCRIPTPROF_SYSTEM_ERROR : SCRIPTPROF_INVALID_ARGUMENT,
-                  "scriptprof_" + error);
   });
 }
 

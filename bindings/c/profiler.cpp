@@ -10,9 +10,7 @@
 #include "angelscript_sampler.hpp"
 #endif
 #include "scriptprof/profile_merge.hpp"
-#ifdef SCRIPTPROF_HTTP
-#include "scriptprof/profile_server.hpp"
-#endif
+#include "scriptprof/run_server.hpp"
 #include "zones.hpp"
 
 namespace scriptprof {
@@ -30,7 +28,7 @@ struct Profiler::Session {
   bool running = false;
   bool ran = false;                              // this profiler ran the state's sampler
   std::shared_ptr<Profile> kept[3];              // the profiles by SampleKind, kept past lua_close
-  std::shared_ptr<ProfileServer> server;         // serving this session's run (null: not served)
+  std::shared_ptr<RunServer> server;             // serving this session's run (null: not served)
   std::uint64_t served_run = 0;
 
   // The running sampler's engine.
@@ -43,8 +41,7 @@ struct Profiler::Session {
   }
 
   // Serves the run just started (on its thread) when the profiler serves.
-  void serve(const std::shared_ptr<ProfileServer>& by, std::string program, std::string runtime) {
-#ifdef SCRIPTPROF_HTTP
+  void serve(const std::shared_ptr<RunServer>& by, std::string program, std::string runtime) {
     if (!by || !engine()) return;
     ServedRun about;
     about.program = std::move(program);
@@ -52,16 +49,11 @@ struct Profiler::Session {
     about.process_names = [] { return native::process_names(); };
     served_run = serve_engine(*by, *engine(), std::move(about));
     server = by;
-#else
-    (void)by, (void)program, (void)runtime;
-#endif
   }
 
   // Before the run stops, on its thread: the server lets go of it.
   void unserve() {
-#ifdef SCRIPTPROF_HTTP
     if (server && engine()) unserve_engine(*server, *engine(), served_run);
-#endif
     server.reset();
   }
 
@@ -204,44 +196,28 @@ bool Profiler::set_option(std::string_view name, std::string_view text, std::str
   return true;
 }
 
-bool Profiler::serve(const std::string& address, std::string* error, Failure* kind, const ServeSettings& settings) {
+bool Profiler::set_server(std::shared_ptr<RunServer> server, std::string* error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (kind) *kind = Failure::Misuse;
-#ifdef SCRIPTPROF_HTTP
+  if (!server) return fail(error, "serve: no server");
   if (server_) return fail(error, "serve: already serving at " + server_->address());
   for (const auto& s : sessions_)
     if (s->running) return fail(error, "serve: " + describe(*s) + " is running; serve before starting");
-  std::string why, host;
-  int port = 0;
-  if (!parse_listen_address(address, &host, &port, &why)) return fail(error, "serve: " + why);
-  if (kind) *kind = Failure::System;  // past the checks, only the system refuses
-  auto server = std::make_shared<ProfileServer>(settings);
-  if (!server->start(address, &why)) return fail(error, "serve: " + why);
   server_ = std::move(server);
   return true;
-#else
-  (void)address, (void)settings;
-  return fail(error, "serve: this scriptprof was built without the profile server (install libcpp-httplib-dev and build again)");
-#endif
 }
 
 void Profiler::stop_serving() {
-  std::shared_ptr<ProfileServer> server;
+  std::shared_ptr<RunServer> server;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     server = std::move(server_);
   }
-#ifdef SCRIPTPROF_HTTP
   if (server) server->stop();  // outside the lock: a request under way may be building its profile
-#endif
 }
 
 std::string Profiler::serving_address() const {
   std::lock_guard<std::mutex> lock(mutex_);
-#ifdef SCRIPTPROF_HTTP
-  if (server_) return server_->address();
-#endif
-  return "";
+  return server_ ? server_->address() : std::string();
 }
 
 Profiler::~Profiler() {
@@ -318,9 +294,7 @@ bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
   if (kind) *kind = Failure::System;
   lua::SamplerSettings settings;  // one set of run settings for both kinds of session
   static_cast<RunSettings&>(settings) = options_;
-#ifdef SCRIPTPROF_HTTP
   if (server_) make_served(settings);  // no tick until a request asks
-#endif
   std::string why;
   if (s->native) {
     RunSettings native_run = settings;
@@ -438,9 +412,7 @@ bool Profiler::start_angelscript(std::string* error, Failure* kind) {
     if (other.get() != s && other->running && other->thread == std::this_thread::get_id())
       return fail(error, "start: this thread already samples " + describe(*other) + "; stop that first");
   RunSettings settings = options_;
-#ifdef SCRIPTPROF_HTTP
   if (server_) make_served(settings);  // no tick until a request asks
-#endif
   std::string why;
   if (!s->script->start(settings, &why)) {
     // Counted calls are a capability AngelScript lacks (the caller's options asked for them);

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "scriptprof/live_collection.hpp"
+#include "scriptprof/run_server.hpp"
 
 namespace scriptprof {
 
@@ -27,7 +28,7 @@ namespace scriptprof {
 // free port. False with the reason for anything else.
 bool parse_listen_address(const std::string& text, std::string* host, int* port, std::string* error);
 
-class ProfileServer {
+class ProfileServer final : public RunServer {
  public:
   explicit ProfileServer(const ServeSettings& settings = {});
   ~ProfileServer();  // stop()
@@ -41,32 +42,22 @@ class ProfileServer {
   // The same with `run` added.
   bool start(const std::string& address, ServedRun run, std::string* error);
   // Any thread: serves `run` too (at the continuous rate, if on); returns its id for remove_run.
-  std::uint64_t add_run(ServedRun run) { return collection_->add_run(std::move(run)); }
+  std::uint64_t add_run(ServedRun run) override { return collection_->add_run(std::move(run)); }
   // Any thread: serves the run no more. When it returns, the server calls nothing of it again
   // (a request under way leaves it out, its set_period included).
-  void remove_run(std::uint64_t id) { collection_->remove_run(id); }
+  void remove_run(std::uint64_t id) override { collection_->remove_run(id); }
   // "127.0.0.1:6060" as bound (the port chosen for port 0); empty when not serving.
-  std::string address() const;
+  std::string address() const override;
   bool serving() const;
   // Ends every request (a collection under way answers 503), then stops listening and joins
   // the server's threads. Idempotent. The runs get no rate (they pause) after it returns.
-  void stop();
+  void stop() override;
 
  private:
   struct Impl;
   std::shared_ptr<LiveCollection> collection_;
   std::unique_ptr<Impl> impl_;
 };
-
-class SamplerEngine;
-
-// Adds `engine`'s run (started with make_served()'s settings, on its thread) to `server`: the
-// engine gets a live feed and the server drives its rate. `about` gives the program, runtime,
-// note and process names. Returns the run's id for unserve_engine. The engine's thread.
-std::uint64_t serve_engine(ProfileServer& server, SamplerEngine& engine, ServedRun about);
-// Takes the run back from `server` and the feed from `engine` (the engine's thread, before its
-// run stops): the server calls nothing of the engine after this.
-void unserve_engine(ProfileServer& server, SamplerEngine& engine, std::uint64_t run);
 
 // A run served: `engine`'s run (started with served_settings(), on its thread) gets a live feed
 // and a ProfileServer serves it. Both calls on the engine's thread; the engine outlives it.
@@ -88,9 +79,5 @@ class ServedEngine {
   std::uint64_t run_ = 0;  // its id in server_
 };
 
-// `settings` for a served run: sampling from the start with no tick until a request gives a
-// rate, and no max_samples (a server runs for days; its profiles are the requests').
-struct RunSettings;
-void make_served(RunSettings& settings);
 
 }  // namespace scriptprof

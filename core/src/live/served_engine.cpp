@@ -3,20 +3,6 @@
 
 namespace scriptprof {
 
-std::uint64_t serve_engine(ProfileServer& server, SamplerEngine& engine, ServedRun about) {
-  about.feed = std::make_shared<LiveFeed>();
-  about.clock = engine.settings().clock;
-  about.default_period_ns = engine.settings().period_ns;
-  about.set_period = [&engine](std::uint64_t period_ns) { engine.set_tick_period(period_ns); };
-  engine.set_live_feed(about.feed);
-  return server.add_run(std::move(about));
-}
-
-void unserve_engine(ProfileServer& server, SamplerEngine& engine, std::uint64_t run) {
-  server.remove_run(run);
-  engine.set_live_feed(nullptr);
-}
-
 bool ServedEngine::start(SamplerEngine& engine, const std::string& address, const ServeSettings& settings,
                          ServedRun about, std::string* error) {
   if (serving()) {
@@ -41,10 +27,5 @@ void ServedEngine::stop() {
   server_.reset();
 }
 
-void make_served(RunSettings& settings) {
-  settings.ticks_paused = true;
-  settings.start_sampling = true;
-  settings.max_samples = 0;
-}
 
 }  // namespace scriptprof

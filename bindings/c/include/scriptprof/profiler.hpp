@@ -29,7 +29,7 @@ namespace scriptprof {
 namespace angelscript {
 class AngelScriptSampler;  // runtimes/angelscript/angelscript_sampler.hpp
 }
-class ProfileServer;  // scriptprof/profile_server.hpp
+class RunServer;  // scriptprof/run_server.hpp
 
 // The core profile behind a C API handle, for C++ hosts that use both.
 const Profile& profile_of(const scriptprof_profile* handle);
@@ -87,15 +87,11 @@ class Profiler {
   // Whether a session runs, on any thread.
   bool running() const;
 
-  // Serves Go's /debug/pprof endpoints at `address` ("127.0.0.1:6060"; ":0" any free port):
-  // `go tool pprof http://ADDRESS/debug/pprof/profile?seconds=30` profiles every session
-  // started from now on (each state and native thread a process, named as in take_profile),
-  // which samples only while a request asks. Refused while a session runs, and in a build
-  // without cpp-httplib. False with the reason; `kind` (if given) says whose it was (System: the
-  // port is taken, the listener's thread could not start).
-  // `settings` turn continuous mode on (/debug/scriptprof/recent).
-  bool serve(const std::string& address, std::string* error, Failure* kind = nullptr,
-             const ServeSettings& settings = {});
+  // Serves every session started from now on through `server` (scriptprof/serve.hpp's serve()
+  // makes one and calls this): each state and native thread a run of it, named as in
+  // take_profile, sampling only while a request asks. Refused while a session runs or while
+  // serving. False with the reason.
+  bool set_server(std::shared_ptr<RunServer> server, std::string* error);
   // Stops serving (a request under way answers 503). A session started while serving stays a
   // served run, with no tick, until it stops. Idempotent.
   void stop_serving();
@@ -112,7 +108,7 @@ class Profiler {
   ProfilerOptions options_;
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Session>> sessions_;
-  std::shared_ptr<ProfileServer> server_;  // while serving (a served session holds it too)
+  std::shared_ptr<RunServer> server_;  // while serving (a served session holds it too)
 };
 
 }  // namespace scriptprof
