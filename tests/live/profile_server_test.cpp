@@ -186,6 +186,7 @@ TEST_CASE("Bad requests get 400 with the reason, and a second collection at once
   auto missing = client.Get("/debug/pprof/heap");
   REQUIRE(missing);
   CHECK(missing->status == 404);
+  CHECK(missing->body.find("Unknown profile: heap (scriptprof serves profile") == 0);
 }
 
 TEST_CASE("Stopping the server ends a collection under way at once, and a taken port is an error") {

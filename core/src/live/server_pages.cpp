@@ -268,6 +268,13 @@ void ProfileServer::Impl::routes() {
   http.Post("/debug/scriptprof/rate", [this](const httplib::Request& req, httplib::Response& res) { rate(req, res); });
   http.Get("/debug/scriptprof/frames", [this](const httplib::Request& req, httplib::Response& res) { frames(req, res); });
   http.Get("/debug/scriptprof/frame", [this](const httplib::Request& req, httplib::Response& res) { frame(req, res); });
+  // Go's other profiles (go tool pprof asks for heap and allocs by name) say what is served.
+  auto not_go = [](const httplib::Request& req, httplib::Response& res) {
+    refuse(res, 404, "Unknown profile: " + req.path.substr(std::string("/debug/pprof/").size()) +
+                         " (scriptprof serves profile here, and recent, frames and the live page under "
+                         "/debug/scriptprof/; heap and allocs are not served yet)");
+  };
+  http.Get(R"(/debug/pprof/(heap|allocs|goroutine|block|mutex|threadcreate|cmdline|symbol|trace))", not_go);
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404 && res.body.empty())  // a page of ours that said why keeps its reason
       res.set_content("no page " + req.path + " here: the profiles are listed at /debug/pprof/\n",
