@@ -126,10 +126,5 @@ int l_serve(lua_State* L);
 int l_stop_serving(lua_State* L);
 // Ends serving and the served run, if on (profiler.stop and stop_serving).
 void stop_serving(lua_State* L);
-#ifdef SCRIPTPROF_HTTP
-// Serves `sampler`'s run (started with make_served) on `address` through `served`.
-bool serve_run(lua_State* L, ModuleSampler& sampler, ServedEngine& served, const std::string& address,
-               const ServeSettings& settings, std::string* error);
-#endif
 
 }  // namespace scriptprof::lua::module

@@ -12,9 +12,11 @@ extern "C" {
 }
 
 #include "module_internal.hpp"
+#include "scriptprof/live_collection.hpp"  // ServeSettings, in every build
 
 namespace scriptprof::lua::module {
 
+#ifdef SCRIPTPROF_HTTP
 namespace {
 
 // What the index page says of this program and its runtime.
@@ -36,11 +38,7 @@ ServedRun about_program(lua_State* L) {
 }
 
 }  // namespace
-
-bool serve_run(lua_State* L, ModuleSampler& sampler, ServedEngine& served, const std::string& address,
-               const ServeSettings& settings, std::string* error) {
-  return served.start(sampler.engine(), address, settings, about_program(L), error);
-}
+#endif
 
 int l_serve(lua_State* L) {
   ModuleState* state = module_state(L);
@@ -84,7 +82,7 @@ int l_serve(lua_State* L) {
     }
   }
 #ifndef SCRIPTPROF_HTTP
-  (void)state;
+  (void)state, (void)address;
   return luaL_error(L, "profiler.serve: this build has no profile server (build with libcpp-httplib-dev installed)");
 #else
   if (state->served.serving())
@@ -97,7 +95,7 @@ int l_serve(lua_State* L) {
   bool ok;
   {
     std::string error;
-    ok = serve_run(L, *sampler, state->served, address, settings, &error);
+    ok = state->served.start(sampler->engine(), address, settings, about_program(L), &error);
     if (!ok) lua_pushfstring(L, "profiler.serve: cannot serve profiles: %s", error.c_str());
   }
   if (!ok) {
