@@ -94,6 +94,7 @@ class LiveCollection {
  private:
   struct Entry;
   void drain_locked();  // under drain_mutex_
+  void close_window_locked();  // the runs back to their idle rate, the window's last samples in
   Profile build_locked(TimerClock clock, double seconds, bool window, std::uint64_t span_ns);
 
   ServeSettings settings_;

@@ -614,7 +614,8 @@ void SamplingTimer::watch() {
       if (paused_) {
         // No ticks wanted: wait for a rate or the end of the run, looking at nothing.
         thread_wake_.wait(lock, [this] { return !paused_ || !active_.load(std::memory_order_acquire); });
-        delay = next_tick_ > program_at(now()) ? next_tick_ - program_at(now()) : 0;
+        const std::uint64_t program = program_at(now());
+        delay = next_tick_ > program ? next_tick_ - program : 0;
         continue;
       }
       thread_wake_.wait_for(lock, std::chrono::nanoseconds(std::max<std::uint64_t>(delay, 1000)));

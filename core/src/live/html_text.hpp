@@ -1,6 +1,7 @@
-// Text put into the profile server's HTML pages, escaped: names reach a page as text, never
-// as markup. (Private to core/src/live.)
+// Text put into the profile server's HTML pages: names escaped (they reach a page as text,
+// never as markup), and numbers. (Private to core/src/live.)
 #pragma once
+#include <cstdio>
 #include <string>
 
 namespace scriptprof {
@@ -19,6 +20,13 @@ inline std::string html_text(const std::string& s) {
     }
   }
   return out;
+}
+
+// A rate or a count as a page shows it: 19, 0.5, 1e+03 ("%g").
+inline std::string page_number(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", x);
+  return text;
 }
 
 }  // namespace scriptprof

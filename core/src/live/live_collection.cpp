@@ -1,7 +1,6 @@
 #include "scriptprof/live_collection.hpp"
 
 #include <algorithm>
-#include <ctime>
 
 #include "scriptprof/frame_capture.hpp"
 #include "scriptprof/profile_merge.hpp"
@@ -9,12 +8,6 @@
 namespace scriptprof {
 
 namespace {
-
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 // `from`'s samples after `into`'s (the names stay the builder's).
 void append(LiveFeed::Batch& into, LiveFeed::Batch&& from) {
@@ -117,7 +110,7 @@ std::vector<ServedRun> LiveCollection::runs() const {
 }
 
 void LiveCollection::drain_locked() {
-  const std::uint64_t now = monotonic_ns();
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   for (const auto& entry : snapshot()) {
     LiveFeed::Batch batch = entry->run.feed->take();
     entry->builder.learn(batch);
@@ -143,19 +136,21 @@ void LiveCollection::begin_window(std::uint64_t period_ns) {
   }
 }
 
+void LiveCollection::close_window_locked() {
+  for (const auto& entry : snapshot()) entry->set_period(idle_period_ns_);
+  drain_locked();  // the window's last samples
+  window_open_ = false;
+}
+
 Profile LiveCollection::end_window(TimerClock clock, double seconds) {
   std::lock_guard<std::mutex> lock(drain_mutex_);
-  for (const auto& entry : snapshot()) entry->set_period(idle_period_ns_);
-  drain_locked();
-  window_open_ = false;
+  close_window_locked();
   return build_locked(clock, seconds, true, 0);
 }
 
 LiveCollection::Frames LiveCollection::end_window_frames(TimerClock clock, std::uint64_t budget_ns, std::size_t worst) {
   std::lock_guard<std::mutex> lock(drain_mutex_);
-  for (const auto& entry : snapshot()) entry->set_period(idle_period_ns_);
-  drain_locked();
-  window_open_ = false;
+  close_window_locked();
   Frames out;
   out.budget_ns = budget_ns;
   for (const auto& entry : snapshot()) {
@@ -195,7 +190,7 @@ Profile LiveCollection::recent(TimerClock clock, std::uint64_t span_ns) {
 
 Profile LiveCollection::build_locked(TimerClock clock, double seconds, bool window, std::uint64_t span_ns) {
   const std::vector<std::shared_ptr<Entry>> served = snapshot();
-  const std::uint64_t now = monotonic_ns();
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   std::vector<Profile> parts;
   for (const auto& entry : served) {
     if (entry->run.clock != clock) continue;

@@ -1,6 +1,6 @@
 #include "scriptprof/live_feed.hpp"
 
-#include <ctime>
+#include "scriptprof/sampling_timer.hpp"  // clock_ns
 
 namespace scriptprof {
 
@@ -39,9 +39,7 @@ void LiveFeed::mark_jit(bool compiled) {
 }
 
 void LiveFeed::mark_frame(std::uint32_t thread) {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const std::uint64_t now = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   std::lock_guard<std::mutex> lock(mutex_);
   if (pending_.frames_marked.size() * sizeof(FrameMark) > max_bytes_) return;
   pending_.frames_marked.push_back({thread, static_cast<std::uint32_t>(pending_.samples.size()), now});

@@ -1,21 +1,9 @@
 #include "html_text.hpp"
 #include "scriptprof/live_page.hpp"
 
-#include <cstdio>
-
 #include "scriptprof/interchange_formats.hpp"
 
 namespace scriptprof {
-
-namespace {
-
-std::string number(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", x);
-  return text;
-}
-
-}  // namespace
 
 std::string live_page(const Profile& recent, const LivePageView& view) {
   std::string page = write_html_flame_graph(recent);
@@ -32,9 +20,9 @@ std::string live_page(const Profile& recent, const LivePageView& view) {
   for (int s : {10, 30, 60, 300})
     controls += "<a href=\"?seconds=" + std::to_string(s) + "\">" + std::to_string(s) + " s</a> ";
   controls += "<br>Continuous sampling: <strong id=\"rate\">" +
-              (view.continuous_hz > 0 ? number(view.continuous_hz) + " Hz" : std::string("stopped")) + "</strong> ";
+              (view.continuous_hz > 0 ? page_number(view.continuous_hz) + " Hz" : std::string("stopped")) + "</strong> ";
   controls += "<form method=\"post\" action=\"rate\" style=\"display:inline\"><input name=\"hz\" size=\"5\" value=\"" +
-              number(view.continuous_hz > 0 ? view.continuous_hz : 19) +
+              page_number(view.continuous_hz > 0 ? view.continuous_hz : 19) +
               "\"> Hz <button id=\"start\">" + (view.continuous_hz > 0 ? "set rate" : "start") + "</button></form> ";
   controls += "<form method=\"post\" action=\"rate\" style=\"display:inline\"><input type=\"hidden\" name=\"hz\" value=\"0\">"
               "<button id=\"stop\">stop</button></form></div>";

@@ -37,12 +37,6 @@ bool parse_bounded(const std::string& name, const std::string& text, std::int64_
 
 namespace {
 
-std::string hz_text(double hz) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", hz);
-  return text;
-}
-
 
 void refuse(httplib::Response& res, int status, const std::string& why) {
   res.status = status;
@@ -54,11 +48,6 @@ void send_profile(httplib::Response& res, Profile& p, std::uint64_t start_unix_n
   res.set_header("Content-Disposition", "attachment; filename=\"profile\"");
   res.set_header("X-Content-Type-Options", "nosniff");
   res.set_content(write_pprof(p), "application/octet-stream");
-}
-
-std::uint64_t unix_now_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
 
 // seconds= as Go reads it: absent or 0 is 30; else 1 to `most`. False (400 sent) otherwise.
@@ -116,7 +105,7 @@ void ProfileServer::Impl::index(httplib::Response& res) {
           std::to_string(1'000'000'000 / std::max<std::uint64_t>(1, period)) +
           "). After you get the profile file, use the go tool pprof command to investigate it.</td></tr>\n";
   page += "<tr><td><a href=\"../scriptprof/recent?seconds=30\">recent</a></td><td>Continuous mode (" +
-          (collection->continuous() ? hz_text(collection->continuous_hz()) + " Hz now" : std::string("stopped now")) +
+          (collection->continuous() ? page_number(collection->continuous_hz()) + " Hz now" : std::string("stopped now")) +
           "): the last seconds (seconds=N, default 30, at most " + std::to_string(settings.window_seconds) +
           "), from memory, at once.</td></tr>\n";
   page += "<tr><td><a href=\"../scriptprof/\">live</a></td><td>The flame graph of the last seconds, reloaded every "
@@ -140,7 +129,7 @@ void ProfileServer::Impl::profile(const httplib::Request& req, httplib::Response
   std::unique_lock<std::mutex> one(collecting, std::try_to_lock);
   if (!one.owns_lock())  // Go's status for the same refusal
     return refuse(res, 500, "Could not enable CPU profiling: a profile is already being collected (one at a time)");
-  const std::uint64_t start_unix_ns = unix_now_ns();
+  const std::uint64_t start_unix_ns = clock_ns(CLOCK_REALTIME);
   const auto began = std::chrono::steady_clock::now();
   collection->begin_window(hz ? 1'000'000'000ull / static_cast<std::uint64_t>(hz) : 0);
   const bool whole = wait(std::chrono::seconds(seconds));
@@ -227,7 +216,7 @@ void ProfileServer::Impl::frame(const httplib::Request& req, httplib::Response& 
     return refuse(res, 400, req.has_param("id") ? error : "give id=N, a frame of the last capture (0 to " + std::to_string(last) + ")");
   Profile p = captured->kept[static_cast<std::size_t>(id)].profile;
   const std::string format = req.has_param("format") ? req.get_param_value("format") : "html";
-  if (format == "pprof") return send_profile(res, p, unix_now_ns());
+  if (format == "pprof") return send_profile(res, p, clock_ns(CLOCK_REALTIME));
   if (format != "html") return refuse(res, 400, "format=" + format + " is not one of html, pprof");
   res.set_content(write_html_flame_graph(p), "text/html; charset=utf-8");
 }
@@ -253,7 +242,7 @@ void ProfileServer::Impl::recent(const httplib::Request& req, httplib::Response&
   TimerClock clock;
   if (!clock_param(req, res, collection->runs(), &clock)) return;
   Profile p = collection->recent(clock, static_cast<std::uint64_t>(seconds) * 1'000'000'000ull);
-  send_profile(res, p, unix_now_ns() - static_cast<std::uint64_t>(seconds) * 1'000'000'000ull);
+  send_profile(res, p, clock_ns(CLOCK_REALTIME) - static_cast<std::uint64_t>(seconds) * 1'000'000'000ull);
 }
 
 void ProfileServer::Impl::routes() {
