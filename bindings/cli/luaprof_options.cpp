@@ -234,6 +234,12 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
       o.window = w;
     }
   }
+  if (o.serve.empty()) {
+    for (const auto& spec : scriptprof::run_option_specs())
+      if (std::strcmp(spec.name, "heap") == 0 && given[static_cast<std::size_t>(&spec - specs.data())] &&
+          given[static_cast<std::size_t>(&spec - specs.data())]->count())
+        bad_usage("--heap goes with --serve: the in-use heap is served (/debug/pprof/heap)");
+  }
   if (!o.serve.empty()) {
 #ifdef SCRIPTPROF_HTTP
     std::string host, error;
@@ -242,13 +248,13 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
 #else
     bad_usage("--serve: this build has no profile server (build with libcpp-httplib-dev installed)");
 #endif
-    // A served run's profiles are the ones its clients ask for, of the time profile.
+    // A served run's profiles are the ones its clients ask for: time, and the heap.
     for (const auto& spec : scriptprof::run_option_specs()) {
       const auto i = static_cast<std::size_t>(&spec - specs.data());
       const bool allowed = std::strcmp(spec.name, "hz") == 0 || std::strcmp(spec.name, "clock") == 0 ||
-                           std::strcmp(spec.name, "signal") == 0;
+                           std::strcmp(spec.name, "signal") == 0 || std::strcmp(spec.name, "heap") == 0;
       if (given[i] && given[i]->count() && !allowed)
-        bad_usage(std::string("--serve serves time profiles to its clients: ") + spec.flag + " does not go with it");
+        bad_usage(std::string("--serve serves time and heap profiles to its clients: ") + spec.flag + " does not go with it");
     }
     if (!o.output.empty() || !o.report_file.empty() || !o.annotate.empty() || o.style != "flat")
       bad_usage("--serve serves its profiles to clients: -o, --report, --style and --annotate do not go with it");

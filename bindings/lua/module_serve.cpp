@@ -1,4 +1,4 @@
-// profiler.serve{address=, hz=, clock=, signal=, continuous=, window=} and
+// profiler.serve{address=, hz=, clock=, signal=, heap=, continuous=, window=} and
 // profiler.stop_serving(): the running program answers `go tool pprof
 // http://ADDRESS/debug/pprof/profile?seconds=N` until it stops serving
 // (core/include/scriptprof/profile_server.hpp).
@@ -44,7 +44,7 @@ int l_serve(lua_State* L) {
   ModuleState* state = module_state(L);
   lua_settop(L, 1);
   // address, continuous and window, and the run's own options (hz: the rate of a request
-  // without hz=; clock; signal).
+  // without hz=; clock; signal; heap: the in-use heap's interval, or false).
   const char* address = "127.0.0.1:6060";
   ServeSettings settings;
   lua_newtable(L);  // 2: the run options
@@ -70,12 +70,13 @@ int l_serve(lua_State* L) {
         if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > 86400)
           luaL_argerror(L, 1, "option 'window' must be a whole number of seconds from 1 to 86400");
         settings.window_seconds = static_cast<std::uint64_t>(lua_tointeger(L, -1));
-      } else if (std::string(key) == "hz" || std::string(key) == "clock" || std::string(key) == "signal") {
+      } else if (std::string(key) == "hz" || std::string(key) == "clock" || std::string(key) == "signal" ||
+                 std::string(key) == "heap") {
         lua_pushvalue(L, -2);
         lua_pushvalue(L, -2);
         lua_settable(L, 2);
       } else {
-        luaL_argerror(L, 1, lua_pushfstring(L, "option '%s' is not one of address, hz, clock, signal, continuous, window",
+        luaL_argerror(L, 1, lua_pushfstring(L, "option '%s' is not one of address, hz, clock, signal, heap, continuous, window",
                                             lua_type(L, -2) == LUA_TSTRING ? key : luaL_typename(L, -2)));
       }
       lua_pop(L, 1);

@@ -164,7 +164,7 @@ __attribute__((noinline)) void* AllocatorTap::watch(void* ptr, std::size_t osize
     return Allocator::call(this, ptr, osize, 0);
   }
   void* block = Allocator::call(this, nullptr, osize, nsize);
-  if (block) sampler_->on_alloc(nsize);
+  if (block) sampler_->on_alloc(nsize, block);
   return block;
 }
 
@@ -200,7 +200,8 @@ __attribute__((noinline)) void* AllocatorTap::allocate_watching(void* ptr, std::
     // With no block, osize is the kind of object being made, not a size (Lua manual 4.6).
     // Growing a block allocates the difference; shrinking and freeing allocate nothing.
     std::size_t grown = ptr == nullptr ? nsize : nsize > osize ? nsize - osize : 0;
-    if (grown) s->on_alloc(grown);
+    if (ptr && block != ptr) s->on_move(ptr, block);  // (only the old address's value is read)
+    if (grown) s->on_alloc(grown, block);
   }
   return block;
 }

@@ -81,6 +81,7 @@ Capabilities LuaSampler::capabilities() const {
   c.call_events = true;   // call hooks
   c.alloc_events = true;  // the allocator wrapper
   c.gc_events = true;     // the __gc sentinel
+  c.free_events = true;   // the allocator tap sees every free and realloc
   return c;
 }
 

@@ -196,12 +196,14 @@ class LuaSampler final : private RuntimeAdapter {
   bool armed_stack(const void* block) const { return arm_.armed_stack(block); }
   // From the allocator wrapper, for every allocation of the program: the common "no sample
   // due" path is inline (through the engine's inline early-outs), so it costs no call.
-  void on_alloc(std::size_t bytes) {
-    if (!in_profiler_ && engine_.on_alloc(bytes)) arm_for_allocation();
+  void on_alloc(std::size_t bytes, const void* block) {
+    if (!in_profiler_ && engine_.on_alloc(bytes, block)) arm_for_allocation();
   }
   void on_free(const void* block) {      // from the allocator wrapper
+    engine_.on_free(block);              // a kept block (the in-use heap) goes
     if (counter_.watching_frees()) counter_.forget_block(block);
   }
+  void on_move(const void* from, const void* to) { engine_.on_move(from, to); }  // a realloc moved a block
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
 
  private:

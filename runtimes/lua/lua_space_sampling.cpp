@@ -24,8 +24,9 @@ void LuaSampler::install_space_hooks(lua_State* L) {
   // Always told while a run is active: every arm must hear of a stack growing near its limit;
   // call counting also watches frees to keep function identities exact, and the allocation
   // sampler counts bytes.
-  tap_->set_mode(counting_ || settings_.alloc_bytes ? AllocatorTap::Mode::Watch : AllocatorTap::Mode::Guard);
-  if (settings_.gc_samples) {
+  // (A served run that keeps its heap samples allocations: the engine set their interval.)
+  tap_->set_mode(counting_ || engine_.settings().alloc_bytes ? AllocatorTap::Mode::Watch : AllocatorTap::Mode::Guard);
+  if (settings_.gc_samples || engine_.tracks_heap()) {
     add_own(gc_sentinel_finalizer);
     new_gc_sentinel(L);
   }
@@ -59,10 +60,12 @@ void LuaSampler::new_gc_sentinel(lua_State* L) {
 }
 
 void LuaSampler::on_gc_cycle(lua_State* L) {
-  if (!engine_.active() || !settings_.gc_samples) return;  // the run is over: the sentinel lets go
+  // The run is over: the sentinel lets go.
+  if (!engine_.active() || !(settings_.gc_samples || engine_.tracks_heap())) return;
   const bool nested = in_profiler_;  // a collection inside our own work: not the program's
   OwnWork own(*this);
-  if (engine_.sampling() && !nested && !engine_.current_excluded()) {
+  engine_.heap_cycle_ended();  // the in-use heap this cycle left, to a profile server
+  if (settings_.gc_samples && engine_.sampling() && !nested && !engine_.current_excluded()) {
     engine_.add_gc_cycle();
     // Over the sampling budget, the cycle is carried by the next sample, as ticks are.
     if (!engine_.over_budget()) {

@@ -60,6 +60,7 @@ Capabilities LuaJitSampler::capabilities() const {
   c.blocked_arm = true;
   c.call_events = true;   // call hooks, with the JIT off for the run
   c.gc_events = true;     // a finalized sentinel per cycle (luajit_space_sampling.cpp)
+  c.free_events = true;   // the allocator wrapper sees every free and realloc
   c.gc_time = true;       // the VM state at a tick: the collector's samples are (gc)
   c.alloc_events = true;  // a wrapper of LuaJIT's allocator (the same file)
   return c;
@@ -102,8 +103,9 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
   track_coroutines(L, true);
   functions_.learn_library_names(L);  // the tracking coroutine.resume and wrap included
   ++run_number_;
-  if (settings.gc_samples) new_gc_sentinel(L);
-  if (settings.alloc_bytes) install_allocator(L);
+  // A served run that keeps its heap needs both (the engine set its interval).
+  if (settings.gc_samples || engine_.tracks_heap()) new_gc_sentinel(L);
+  if (engine_.settings().alloc_bytes) install_allocator(L);
   if (counting_) {
     // Compiled traces skip hooks: counted calls need the interpreter.
     jit_was_on_ = jit_on(L);

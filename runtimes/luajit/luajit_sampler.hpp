@@ -116,9 +116,11 @@ class LuaJitSampler final : private RuntimeAdapter {
   LuaJitHookSharing& hook_sharing() { return sharing_; }
   void on_gc_cycle(lua_State* L, std::uint32_t run);  // a GC sentinel of run `run` was finalized
   // From the allocator wrapper, for every allocation: the no-sample-due path is inline.
-  void on_alloc(std::size_t bytes) {
-    if (!in_profiler_ && engine_.on_alloc(bytes)) arm_for_allocation();
+  void on_alloc(std::size_t bytes, const void* block) {
+    if (!in_profiler_ && engine_.on_alloc(bytes, block)) arm_for_allocation();
   }
+  void on_free(const void* block) { engine_.on_free(block); }
+  void on_move(const void* from, const void* to) { engine_.on_move(from, to); }
   lua_Alloc host_alloc() const { return host_alloc_; }
   void* host_alloc_ud() const { return host_alloc_ud_; }
 

@@ -27,12 +27,14 @@ constexpr char kSentinelMeta[] = "scriptprof.gc_sentinel";
 
 void* sampling_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
   auto* s = static_cast<LuaJitSampler*>(ud);
+  if (ptr && nsize == 0) s->on_free(ptr);  // a kept block (the in-use heap) goes
   void* block = s->host_alloc()(s->host_alloc_ud(), ptr, osize, nsize);
   // Growing a block allocates the difference; shrinking and freeing allocate nothing; a
   // failure stays a failure and is not counted.
   if (block && nsize > 0) {
+    if (ptr && block != ptr) s->on_move(ptr, block);  // (only the old address's value is read)
     const std::size_t grown = ptr == nullptr ? nsize : nsize > osize ? nsize - osize : 0;
-    if (grown) s->on_alloc(grown);
+    if (grown) s->on_alloc(grown, block);
   }
   return block;
 }
@@ -83,8 +85,9 @@ void LuaJitSampler::new_gc_sentinel(lua_State* L) {
 }
 
 void LuaJitSampler::on_gc_cycle(lua_State* L, std::uint32_t run) {
-  if (run != run_number_ || !engine_.active() || !engine_.collects(SampleKind::Gc)) return;
-  if (engine_.sampling() && !in_profiler_) {
+  if (run != run_number_ || !engine_.active() || !(engine_.collects(SampleKind::Gc) || engine_.tracks_heap())) return;
+  engine_.heap_cycle_ended();  // the in-use heap this cycle left, to a profile server
+  if (engine_.collects(SampleKind::Gc) && engine_.sampling() && !in_profiler_) {
     engine_.add_gc_cycle();
     if (!engine_.over_budget()) {
       in_profiler_ = true;

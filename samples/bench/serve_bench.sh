@@ -2,8 +2,9 @@
 # What a served program pays: samples/bench/serve_bench.sh BUILD_DIR [--quick] [rounds]
 # Each program of samples/bench/programs runs under lua5.4 plain, with the profiler attached and
 # suspended (what any served run costs before its server: the hooks and wrappers of the Lua
-# adapter), served by the module (profiler.serve, an idle server: no request), then in
-# continuous mode at 19 and at 100 Hz.
+# adapter), served by the module (profiler.serve, an idle server: no request), served with the
+# in-use heap kept (heap = true: every allocation and free seen), then in continuous mode at 19
+# and at 100 Hz.
 # Rounds are interleaved; the ratio is the median of the rounds' CPU seconds of the whole
 # process (the server's threads included) to the plain run's, with the rounds' spread. Goals
 # (issue: live profiling): idle about 1.00, continuous 100 Hz at most 1.01.
@@ -21,11 +22,12 @@ fi
 export LUA_CPATH="$build/lib/?.so;;"
 declare -A arg=([numeric]=600000 [coroutines]=6000000 [trees]=15)
 ((quick)) && arg=([numeric]=100000 [coroutines]=1000000 [trees]=12)
-configs=(plain attached idle c19 c100)
+configs=(plain attached idle heap c19 c100)
 serve_chunk() {  # the -e chunk that serves, per configuration
   case $1 in
     attached) echo 'require("profiler").start_profiler{start_sampling = false}' ;;
     idle) echo 'require("profiler").serve{address = "127.0.0.1:0"}' ;;
+    heap) echo 'require("profiler").serve{address = "127.0.0.1:0", heap = true}' ;;
     c19) echo 'require("profiler").serve{address = "127.0.0.1:0", continuous = 19}' ;;
     c100) echo 'require("profiler").serve{address = "127.0.0.1:0", continuous = 100}' ;;
   esac
@@ -40,15 +42,15 @@ cpu_seconds() {  # cpu_seconds PROGRAM CONFIG: user+system seconds of one run
   awk '{printf "%.3f", $1 + $2}' <<<"$(tail -1 <<<"$out")"
 }
 echo "== serve bench: CPU seconds of the whole process against plain lua5.4, median of $rounds interleaved rounds"
-printf "%-12s %10s %18s %18s %18s %18s\n" program "plain (s)" "attached, paused" "idle server" "continuous 19 Hz" \
-  "continuous 100 Hz"
+printf "%-12s %10s %18s %18s %18s %18s %18s\n" program "plain (s)" "attached, paused" "idle server" \
+  "idle, heap kept" "continuous 19 Hz" "continuous 100 Hz"
 worst100=0
 for program in numeric coroutines trees; do
   declare -A times=()
   for ((r = 0; r < rounds; r++)); do
     for c in "${configs[@]}"; do times[$c]+="$(cpu_seconds $program $c) "; done
   done
-  line=$(python3 - "$program" "${times[plain]}" "${times[attached]}" "${times[idle]}" "${times[c19]}" "${times[c100]}" <<'PY'
+  line=$(python3 - "$program" "${times[plain]}" "${times[attached]}" "${times[idle]}" "${times[heap]}" "${times[c19]}" "${times[c100]}" <<'PY'
 import sys, statistics
 name, plain = sys.argv[1], [float(x) for x in sys.argv[2].split()]
 base = statistics.median(plain)
@@ -58,7 +60,7 @@ for i, col in enumerate(sys.argv[3:]):
     ratios = [float(x) / p for x, p in zip(col.split(), plain)]
     med = statistics.median([float(x) for x in col.split()]) / base
     cells.append(f"{med:.3f} [{min(ratios):.2f}-{max(ratios):.2f}]")
-    if i == 3: worst = med
+    if i == 4: worst = med
 print(f"{name:<12} {base:10.3f} " + " ".join(f"{c:>18}" for c in cells) + f" {worst:.4f}")
 PY
 )

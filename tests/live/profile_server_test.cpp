@@ -183,10 +183,52 @@ TEST_CASE("Bad requests get 400 with the reason, and a second collection at once
   CHECK(second->status == 500);
   CHECK(second->body.find("already being collected") != std::string::npos);
   CHECK(first.get() == 200);
-  auto missing = client.Get("/debug/pprof/heap");
+  auto missing = client.Get("/debug/pprof/goroutine");
   REQUIRE(missing);
   CHECK(missing->status == 404);
-  CHECK(missing->body.find("Unknown profile: heap (scriptprof serves profile") == 0);
+  CHECK(missing->body.find("Unknown profile: goroutine (scriptprof serves profile, heap and allocs") == 0);
+  auto untracked = client.Get("/debug/pprof/heap");  // the fake run keeps no heap
+  REQUIRE(untracked);
+  CHECK(untracked->status == 404);
+  CHECK(untracked->body.find("no run served keeps its heap: it is off unless") == 0);
+}
+
+TEST_CASE("The heap is served as of the run's last GC cycle, by allocation site") {
+  FakeRun run;
+  ProfileServer server;
+  ServedRun about = run.served();
+  about.tracks_heap = true;
+  about.heap_sample_bytes = 4096;
+  std::string error;
+  REQUIRE(server.start("127.0.0.1:0", about, &error));
+  const auto [host, port] = host_port(server.address());
+  httplib::Client client(host, port);
+  auto early = client.Get("/debug/pprof/heap");
+  REQUIRE(early);
+  CHECK(early->status == 503);  // no cycle yet
+  CHECK(early->body.find("no GC cycle has completed") == 0);
+  HeapSnapshot heap;
+  heap.sample_bytes = 4096;
+  heap.cycles = 1;
+  HeapSite site;
+  site.frames = {0, 1};
+  site.alloc_objects = 20, site.alloc_bytes = 20480, site.inuse_objects = 10, site.inuse_bytes = 10240;
+  heap.sites.push_back(site);
+  run.feed->publish_heap(heap);
+  for (const char* page : {"/debug/pprof/heap", "/debug/pprof/allocs"}) {
+    auto res = client.Get(page);
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    const std::string raw = gunzip(res->body);
+    CHECK(raw.find("inuse_space") != std::string::npos);
+    CHECK(raw.find("hot (w.lua:5)") != std::string::npos);
+  }
+  auto delta = client.Get("/debug/pprof/heap?seconds=5");
+  REQUIRE(delta);
+  CHECK(delta->status == 400);
+  auto index = client.Get("/debug/pprof/");
+  REQUIRE(index);
+  CHECK(index->body.find("a block sampled every 4096 bytes") != std::string::npos);
 }
 
 TEST_CASE("Stopping the server ends a collection under way at once, and a taken port is an error") {

@@ -15,13 +15,22 @@ class AllocationCountdown {
 
   // Counts an allocation of `bytes`; returns the weight of the sample it calls for (0: none).
   // O(1) whatever the size: an allocation spanning many points is one sample of their bytes.
-  std::uint64_t allocate(std::uint64_t bytes);
+  // Inline: the allocator counts every allocation of the program here; nearly all hold no point.
+  std::uint64_t allocate(std::uint64_t bytes) {
+    if (bytes < until_next_) {
+      until_next_ -= bytes;
+      since_last_ += bytes;
+      return 0;
+    }
+    return reach_point(bytes);
+  }
 
   std::uint64_t mean_bytes() const { return mean_; }
   std::uint64_t unsampled_bytes() const { return since_last_; }  // after the last point
 
  private:
   std::uint64_t draw();  // an exponential gap, at least 1 byte
+  std::uint64_t reach_point(std::uint64_t bytes);  // allocate() when a point falls in `bytes`
 
   std::uint64_t mean_;
   std::uint64_t rng_;

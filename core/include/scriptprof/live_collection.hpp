@@ -32,6 +32,8 @@ struct ServedRun {
   // Names of processes the run learnt outside its feed (a C host's threads and fibers), asked
   // when a profile is built (any thread). Optional.
   std::function<std::vector<std::pair<std::uint32_t, std::string>>()> process_names;
+  bool tracks_heap = false;  // it publishes its in-use heap after each GC cycle
+  std::uint64_t heap_sample_bytes = 0;  // its mean bytes between sampled blocks
 };
 
 // How a server collects between requests.
@@ -86,6 +88,9 @@ class LiveCollection {
   Frames end_window_frames(TimerClock clock, std::uint64_t budget_ns, std::size_t worst);
   // Continuous mode: the samples of the last `span_ns` (whole seconds) of every run.
   Profile recent(TimerClock clock, std::uint64_t span_ns);
+  // The in-use heap and the allocations of every run that tracks it, as of each one's last
+  // completed GC cycle (allocs_first: for /allocs). `cycles` 0: none completed yet.
+  HeapProfile heap(bool allocs_first);
   // Takes every run's new samples (the collector's tick, twice a second).
   void drain();
   // Every run paused (the server stops).

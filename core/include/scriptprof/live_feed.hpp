@@ -10,11 +10,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "scriptprof/function_table.hpp"
+#include "scriptprof/heap_profile.hpp"
 
 namespace scriptprof {
 
@@ -43,6 +45,7 @@ class LiveFeed {
     std::vector<Sample> samples;
     std::vector<FrameMark> frames_marked;
     std::uint64_t dropped = 0;  // ticks of the samples that found the feed full
+    std::optional<HeapSnapshot> heap;  // the latest in-use heap published, if any since
   };
 
   explicit LiveFeed(std::size_t max_bytes = std::size_t{8} << 20) : max_bytes_(max_bytes) {}
@@ -60,6 +63,8 @@ class LiveFeed {
   void mark_jit(bool compiled);
   // A frame of `thread` ends now (dropped with the samples when the feed is full).
   void mark_frame(std::uint32_t thread);
+  // The in-use heap after a GC cycle (built outside the lock): replaces one not yet taken.
+  void publish_heap(HeapSnapshot snapshot);
 
   // ---- The reader ----
   // Everything appended since the last take.

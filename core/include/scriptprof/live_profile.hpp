@@ -18,6 +18,9 @@ class LiveProfileBuilder {
   // most of its samples were taken at (each sample keeps its own time: its weight is scaled to
   // that period), `seconds` long.
   Profile build(const LiveFeed::Batch& batch, const std::string& name, ClockKind clock, double seconds) const;
+  // The run's functions and named processes, as learnt so far.
+  const std::vector<FunctionInfo>& functions() const { return functions_; }
+  const std::vector<std::pair<std::uint32_t, std::string>>& threads() const { return threads_; }
 
  private:
   std::vector<FunctionInfo> functions_;  // by id, as the feed defined them

@@ -13,6 +13,7 @@ namespace scriptprof {
 
 constexpr double kMaxHz = 100000.0;                      // the highest sampling rate accepted
 constexpr std::uint64_t kDefaultAllocBytes = 64 * 1024;  // alloc=true: about 1% cost (docs/design.md)
+constexpr std::uint64_t kDefaultHeapBytes = 512 * 1024;  // heap=true: Go's MemProfileRate
 
 // What a run collects: the same for every interpreter.
 struct RunSettings {
@@ -31,6 +32,13 @@ struct RunSettings {
   int signal = 0;                        // the timer's signal (0: default_timer_signal())
   bool ticks_paused = false;             // the timer starts without ticks: a profile server
                                          // gives it a rate per request (set_tick_period)
+  bool served = false;                   // a profile server reads the run (make_served)
+  // A served run keeps its sampled blocks until freed: the in-use heap (refused where the
+  // runtime cannot see every free, or the run is not served). Off by default: it sees every
+  // allocation and free for the whole run.
+  bool heap = false;
+  std::uint64_t heap_bytes = kDefaultHeapBytes;  // its mean bytes between sampled blocks, when
+                                                 // alloc_bytes gives none
 };
 
 // One option as the front ends show it.

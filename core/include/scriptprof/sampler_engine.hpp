@@ -23,6 +23,7 @@
 #include "scriptprof/profile.hpp"
 #include "scriptprof/run_options.hpp"
 #include "scriptprof/sampling_budget.hpp"
+#include "scriptprof/sampled_heap.hpp"
 #include "scriptprof/sampling_timer.hpp"
 
 namespace scriptprof {
@@ -40,6 +41,9 @@ struct Capabilities {
   bool call_events = false;   // call hooks: exact call counts
   bool alloc_events = false;  // its allocator reports bytes: space profiles
   bool gc_events = false;     // it reports GC cycles: gcprof
+  // Its allocator reports every free of the program's blocks, and reallocs, on the thread
+  // that runs it (with alloc_events and gc_events: the in-use heap).
+  bool free_events = false;
   // A sample tells collector time from the program's (LuaJIT's VM state): the profile's
   // gc_seconds is the collector's time, not only explicit collections'.
   bool gc_time = false;
@@ -331,10 +335,22 @@ class SamplerEngine {
   // `bytes` allocated by the program: true when a sample is due and not over budget (the
   // adapter then arms). The weight waits in the pending bytes.
   // The early outs are inline: the allocator calls this for every allocation of the program.
-  bool on_alloc(std::size_t bytes) {
+  // `block`: the block made (or grown by `bytes`), kept until freed when the run tracks the heap.
+  bool on_alloc(std::size_t bytes, const void* block = nullptr) {
     if (!settings_.alloc_bytes || !sampling_ || current_excluded()) return false;
-    return allocation_due(bytes);
+    const std::uint64_t weight = countdown_.allocate(bytes);
+    if (!weight) return false;
+    // (As a number: the block is fresh memory, which the callee never reads.)
+    return allocation_due(weight, bytes, reinterpret_cast<std::uintptr_t>(block));
   }
+  // The in-use heap (a served run; see RunSettings::heap): the allocator tells every free of
+  // the program's and every block a realloc moved, whatever the run's state. Inline: one test
+  // when no block is kept.
+  bool tracks_heap() const { return heap_on_; }
+  void on_free(const void* block) { heap_.forget(block); }
+  void on_move(const void* from, const void* to) { heap_.move(from, to); }
+  // A GC cycle completed (the adapter's sentinel): the in-use heap as of now goes to the live feed.
+  void heap_cycle_ended();
   std::uint64_t pending_bytes() const { return pending_bytes_; }
   // A GC cycle ended: its count waits for the next GC sample (the caller samples unless over
   // budget, then calls take_gc_cycles()).
@@ -345,7 +361,7 @@ class SamplerEngine {
   void leave_sampling();  // the end of a Sampling
   NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process);
   NodeId record(SampleKind kind, std::uint64_t weight, std::uint32_t process, std::uint64_t at_ns);
-  bool allocation_due(std::size_t bytes);
+  bool allocation_due(std::uint64_t weight, std::size_t bytes, std::uintptr_t block);
   void take_ticks(std::uint64_t ticks, std::uint64_t off_cpu, std::uint64_t program_ns, bool blocked);
   void arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns, bool blocked);  // holding claim_
   std::uint64_t wake_tail();  // at a sample: the ticks of a blocked hand-over's last stretch
@@ -378,6 +394,9 @@ class SamplerEngine {
   std::uint32_t last_process_ = 0;
   std::uint64_t pending_bytes_ = 0;
   std::uint64_t pending_gc_ = 0;
+  bool heap_on_ = false;     // this run keeps its sampled blocks (settings_.heap resolved)
+  SampledHeap heap_;
+  std::uint64_t heap_cycles_ = 0;
   std::vector<std::uint32_t> named_processes_;  // name_process() done in these profiles
   std::vector<FunctionId> frames_;
   std::vector<int> lines_;

@@ -21,13 +21,8 @@ std::uint64_t AllocationCountdown::draw() {
   return gap < 1.0 ? 1 : static_cast<std::uint64_t>(gap);
 }
 
-std::uint64_t AllocationCountdown::allocate(std::uint64_t bytes) {
+std::uint64_t AllocationCountdown::reach_point(std::uint64_t bytes) {
   if (mean_ == 0 || bytes == 0) return 0;
-  if (bytes < until_next_) {
-    until_next_ -= bytes;
-    since_last_ += bytes;
-    return 0;
-  }
   // The first point falls `until_next_` bytes in; the rest of the allocation may hold more.
   // Looking back from its end, the distance to the last of them is again an exponential gap.
   std::uint64_t weight = since_last_ + until_next_;

@@ -11,7 +11,7 @@ namespace scriptprof {
 
 namespace {
 
-enum class Kind : std::uint8_t { Switch, Rate, Clock, Bytes, Bound, Signal };
+enum class Kind : std::uint8_t { Switch, Rate, Clock, Bytes, Heap, Bound, Signal };
 
 struct Option {
   RunOptionSpec spec;
@@ -29,6 +29,8 @@ const std::vector<Option>& options() {
        Kind::Switch, &RunSettings::gc_samples},
       {{"alloc", "--alloc", "BYTES", "also sample the stack every BYTES allocated on average (space profile)"},
        Kind::Bytes, nullptr},
+      {{"heap", "--heap", "BYTES", "a served run keeps a block every BYTES allocated until freed: the in-use heap (true: 524288)"},
+       Kind::Heap, nullptr},
       {{"max_samples", "--max-samples", "N", "stop collecting after N samples per profile (default 100000, 0: no bound)"},
        Kind::Bound, nullptr},
       {{"interpret_closures", "--interpret-closures", nullptr, "keep closures of one function apart"},
@@ -126,6 +128,11 @@ bool set_run_option(RunSettings* s, std::string_view name, const OptionValue& v,
       if (v.type == T::Boolean) s->alloc_bytes = v.boolean ? kDefaultAllocBytes : 0;
       else if (v.type == T::Integer && v.integer >= 1) s->alloc_bytes = static_cast<std::uint64_t>(v.integer);
       else return refuse(error, "true, false or the mean bytes between samples (an integer >= 1)", v);
+      return true;
+    case Kind::Heap:
+      if (v.type == T::Boolean) s->heap = v.boolean;
+      else if (v.type == T::Integer && v.integer >= 1) s->heap = true, s->heap_bytes = static_cast<std::uint64_t>(v.integer);
+      else return refuse(error, "true, false or the mean bytes between sampled blocks (an integer >= 1)", v);
       return true;
     case Kind::Bound:
       if (v.type != T::Integer || v.integer < 0) return refuse(error, "an integer >= 0 (0: no bound)", v);

@@ -38,6 +38,9 @@ std::string SamplerEngine::refusal(const RunSettings& s) const {
   if (s.count_calls && !c.call_events) return runtime + " has no call events: calls cannot be counted";
   if (s.alloc_bytes && !c.alloc_events) return runtime + " reports no allocations: no space profile";
   if (s.gc_samples && !c.gc_events) return runtime + " reports no GC cycles: no gc samples";
+  if (s.heap && !s.served) return "heap: the in-use heap is served only (profiler.serve, --serve)";
+  if (s.heap && !(c.alloc_events && c.free_events && c.gc_events))
+    return runtime + " does not report every free on its thread: no in-use heap";
   return {};
 }
 
@@ -54,16 +57,21 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
   counting_ = counting;
   call_runs_ = {};  // (suspend gave the last run's calls to its profiles)
   const Capabilities caps = adapter_->capabilities();
+  heap_on_ = settings.heap;  // (refusal() checked it is served and possible)
+  // The heap's blocks are the space profile's samples: its interval, unless the run gave one.
+  if (heap_on_ && !settings_.alloc_bytes) settings_.alloc_bytes = settings.heap_bytes;
+  heap_.reset(heap_on_ ? settings_.alloc_bytes : 0);
+  heap_cycles_ = 0;
   arm_ = &adapter_->tick_arm();
   for (auto& p : profiles_) p->gc_measured = caps.gc_time;
   signal_arm_ = caps.signal_arm || caps.thread_arm;
   arm_on_thread_ = caps.thread_arm;
   blocked_arm_ = caps.signal_arm && caps.blocked_arm && !caps.thread_arm;
-  primary_ = settings.sample_time || !(settings.gc_samples || settings.alloc_bytes) ? SampleKind::Time
+  primary_ = settings.sample_time || !(settings.gc_samples || settings_.alloc_bytes) ? SampleKind::Time
              : settings.gc_samples ? SampleKind::Gc : SampleKind::Space;
   kind_enabled_[0] = primary_ == SampleKind::Time;
   kind_enabled_[1] = settings.gc_samples;
-  kind_enabled_[2] = settings.alloc_bytes > 0;
+  kind_enabled_[2] = settings_.alloc_bytes > 0;
   for (int k = 1; k < 3; ++k)
     if (kind_enabled_[k]) sync_functions(*profiles_[k]);
   const std::uint64_t now_unix_ns = clock_ns(CLOCK_REALTIME);
@@ -75,14 +83,14 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
       if (k == static_cast<int>(SampleKind::Time))
         p.clock = settings.clock == TimerClock::Cpu ? ClockKind::Cpu : ClockKind::Wall;
     } else {
-      p.period_ns = settings.alloc_bytes;
+      p.period_ns = settings_.alloc_bytes;
     }
     p.keep_samples = settings.full_stacks;
     if (counting_) p.enable_call_counts(!listed_only);
     if (p.threads.empty()) p.add_thread(0, "main");
     if (p.start_unix_ns == 0) p.start_unix_ns = now_unix_ns;
   }
-  countdown_ = AllocationCountdown(settings.alloc_bytes, clock_ns(CLOCK_MONOTONIC) ^ reinterpret_cast<std::uintptr_t>(this));
+  countdown_ = AllocationCountdown(settings_.alloc_bytes, clock_ns(CLOCK_MONOTONIC) ^ reinterpret_cast<std::uintptr_t>(this));
   pending_bytes_ = 0;
   pending_gc_ = 0;
   active_ = true;
@@ -194,6 +202,29 @@ void SamplerEngine::stop() {
   if (!active_) return;
   suspend();
   active_ = false;
+  heap_on_ = false;  // the adapter stops telling frees: what is kept goes
+  heap_.reset(0);
+}
+
+void SamplerEngine::heap_cycle_ended() {
+  if (!heap_on_) return;
+  ++heap_cycles_;
+  if (!live_ || !heap_.changed()) return;
+  HeapSnapshot snapshot;
+  snapshot.sample_bytes = heap_.mean_bytes();
+  snapshot.cycles = heap_cycles_;
+  const CallTree& tree = profiles_[static_cast<int>(SampleKind::Space)]->tree;
+  for (const SampledHeap::Site& site : heap_.in_use()) {
+    HeapSite out;
+    out.process = site.process;
+    out.frames = tree.stack(site.leaf);
+    out.alloc_objects = site.alloc_objects;
+    out.alloc_bytes = site.alloc_bytes;
+    out.inuse_objects = site.inuse_objects;
+    out.inuse_bytes = site.inuse_bytes;
+    snapshot.sites.push_back(std::move(out));
+  }
+  live_->publish_heap(std::move(snapshot));
 }
 
 RunStatus SamplerEngine::status() const {
@@ -410,7 +441,10 @@ NodeId SamplerEngine::record(SampleKind kind, std::uint64_t weight, std::uint32_
   }
   last_process_ = process;
   if (kind == SampleKind::Time) last_leaf_ = leaf;
-  if (kind == SampleKind::Space) last_space_leaf_ = leaf;
+  if (kind == SampleKind::Space) {
+    last_space_leaf_ = leaf;
+    if (heap_on_ && leaf != kNoNode) heap_.site(leaf, process);  // the blocks this sample was armed for
+  }
   return leaf;
 }
 
@@ -471,10 +505,9 @@ bool SamplerEngine::every_limit_reached() const {
 
 // ---- Allocation and GC events ---------------------------------------------------------------
 
-bool SamplerEngine::allocation_due(std::size_t bytes) {
-  std::uint64_t weight = countdown_.allocate(bytes);
-  if (weight == 0) return false;
+bool SamplerEngine::allocation_due(std::uint64_t weight, std::size_t bytes, std::uintptr_t block) {
   pending_bytes_ += weight;
+  if (heap_on_ && block) heap_.add(reinterpret_cast<const void*>(block), bytes);  // sited by the space sample this arms
   // Over the sampling budget the bytes wait for the next sample point, which carries them.
   return !over_budget();
 }

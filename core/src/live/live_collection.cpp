@@ -1,6 +1,7 @@
 #include "scriptprof/live_collection.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "scriptprof/frame_capture.hpp"
 #include "scriptprof/profile_merge.hpp"
@@ -38,6 +39,7 @@ struct LiveCollection::Entry {
   LiveProfileBuilder builder;
   LiveFeed::Batch window;          // the samples of the request's window so far
   std::unique_ptr<RecentWindow> recent;
+  std::optional<HeapSnapshot> heap;  // the latest the run published
   void set_period(std::uint64_t period_ns) {
     std::lock_guard<std::mutex> lock(mutex);
     if (!removed) run.set_period(period_ns);
@@ -114,6 +116,7 @@ void LiveCollection::drain_locked() {
   for (const auto& entry : snapshot()) {
     LiveFeed::Batch batch = entry->run.feed->take();
     entry->builder.learn(batch);
+    if (batch.heap) entry->heap = std::move(batch.heap);
     if (!entry->recent && keeps_window_)
       entry->recent = std::make_unique<RecentWindow>(settings_.window_seconds * 1'000'000'000ull, settings_.window_bytes);
     if (entry->recent) entry->recent->add(now, batch);
@@ -211,6 +214,30 @@ Profile LiveCollection::build_locked(TimerClock clock, double seconds, bool wind
   all.name = served.size() == 1 ? served.front()->run.program : "scriptprof";
   all.total_seconds = seconds;  // the window, as Go's duration; the runs' time is in the samples
   return all;
+}
+
+HeapProfile LiveCollection::heap(bool allocs_first) {
+  std::lock_guard<std::mutex> lock(drain_mutex_);
+  drain_locked();
+  HeapProfile out;
+  out.allocs_first = allocs_first;
+  out.time_unix_ns = clock_ns(CLOCK_REALTIME);
+  // Each run's function ids follow the ones before (one table for the profile).
+  for (const auto& entry : snapshot()) {
+    if (!entry->heap) continue;
+    const auto offset = static_cast<FunctionId>(out.functions.size());
+    for (const FunctionInfo& info : entry->builder.functions()) out.functions.add(info);
+    for (const auto& thread : entry->builder.threads()) out.threads.push_back(thread);
+    if (entry->run.process_names)
+      for (auto& thread : entry->run.process_names()) out.threads.push_back(std::move(thread));
+    for (HeapSite site : entry->heap->sites) {
+      for (FunctionId& f : site.frames) f += offset;
+      out.sites.push_back(std::move(site));
+    }
+    out.sample_bytes = entry->heap->sample_bytes;
+    out.cycles += entry->heap->cycles;
+  }
+  return out;
 }
 
 void LiveCollection::pause_all() {

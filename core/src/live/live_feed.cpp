@@ -45,6 +45,13 @@ void LiveFeed::mark_frame(std::uint32_t thread) {
   pending_.frames_marked.push_back({thread, static_cast<std::uint32_t>(pending_.samples.size()), now});
 }
 
+void LiveFeed::publish_heap(HeapSnapshot snapshot) {
+  std::optional<HeapSnapshot> replaced;  // freed after the lock
+  std::lock_guard<std::mutex> lock(mutex_);
+  replaced.swap(pending_.heap);
+  pending_.heap = std::move(snapshot);
+}
+
 LiveFeed::Batch LiveFeed::take() {
   Batch out;
   std::lock_guard<std::mutex> lock(mutex_);

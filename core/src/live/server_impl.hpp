@@ -46,6 +46,7 @@ struct ProfileServer::Impl {
   void live(const httplib::Request& req, httplib::Response& res);
   void frames(const httplib::Request& req, httplib::Response& res);
   void frame(const httplib::Request& req, httplib::Response& res);
+  void heap(const httplib::Request& req, httplib::Response& res, bool allocs);
   std::mutex last_frames_mutex;
   std::shared_ptr<const LiveCollection::Frames> last_frames;  // the last capture (under its mutex)
   double last_frames_seconds = 0, last_frames_hz = 0;

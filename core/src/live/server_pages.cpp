@@ -6,6 +6,7 @@
 
 #include "html_text.hpp"
 #include "scriptprof/frames_page.hpp"
+#include "scriptprof/heap_profile.hpp"
 #include "scriptprof/interchange_formats.hpp"
 #include "scriptprof/live_page.hpp"
 #include "server_impl.hpp"
@@ -84,6 +85,13 @@ bool clock_param(const httplib::Request& req, httplib::Response& res, const std:
   return true;
 }
 
+// The heap's sampling interval of the runs that keep one (0: none does).
+std::uint64_t heap_sample_bytes(const std::vector<ServedRun>& served) {
+  for (const ServedRun& run : served)
+    if (run.tracks_heap) return run.heap_sample_bytes;
+  return 0;
+}
+
 }  // namespace
 
 void ProfileServer::Impl::index(httplib::Response& res) {
@@ -104,6 +112,12 @@ void ProfileServer::Impl::index(httplib::Response& res) {
           " profile of the next seconds of every run (seconds=N, default 30; hz=H, default " +
           std::to_string(1'000'000'000 / std::max<std::uint64_t>(1, period)) +
           "). After you get the profile file, use the go tool pprof command to investigate it.</td></tr>\n";
+  const std::uint64_t heap_bytes = heap_sample_bytes(served);
+  page += "<tr><td><a href=\"heap\">heap</a></td><td>Memory in use by allocation site as of the last completed GC "
+          "cycle, and every allocation since serving began (alloc_space, alloc_objects): " +
+          (heap_bytes ? "a block sampled every " + std::to_string(heap_bytes) + " bytes allocated on average, remembered until freed."
+                      : std::string("off (serve with heap = true, or --heap 524288, to keep it).")) + "</td></tr>\n";
+  page += "<tr><td><a href=\"allocs\">allocs</a></td><td>The same profile, shown by bytes allocated.</td></tr>\n";
   page += "<tr><td><a href=\"../scriptprof/recent?seconds=30\">recent</a></td><td>Continuous mode (" +
           (collection->continuous() ? page_number(collection->continuous_hz()) + " Hz now" : std::string("stopped now")) +
           "): the last seconds (seconds=N, default 30, at most " + std::to_string(settings.window_seconds) +
@@ -221,6 +235,26 @@ void ProfileServer::Impl::frame(const httplib::Request& req, httplib::Response& 
   res.set_content(write_html_flame_graph(p), "text/html; charset=utf-8");
 }
 
+void ProfileServer::Impl::heap(const httplib::Request& req, httplib::Response& res, bool allocs) {
+  const std::vector<ServedRun> served = collection->runs();
+  if (served.empty()) return refuse(res, 503, "no run is served now: nothing to profile");
+  if (!heap_sample_bytes(served)) {
+    return refuse(res, 404, "no run served keeps its heap: it is off unless serving starts with it "
+                            "(profiler.serve{heap = true}, --heap 524288, the heap option), on a runtime that "
+                            "reports every free (Lua, LuaJIT; not AngelScript)");
+  }
+  // Go's delta profile (seconds=N) needs two snapshots N seconds apart: not served.
+  if (req.has_param("seconds"))
+    return refuse(res, 400, "seconds= is not served for the heap: it is the heap as of the last GC cycle");
+  HeapProfile p = collection->heap(allocs);
+  if (!p.cycles)
+    return refuse(res, 503, "no GC cycle has completed since serving began (the heap is the one a completed cycle "
+                            "left): ask again later, or call collectgarbage()");
+  res.set_header("Content-Disposition", allocs ? "attachment; filename=\"allocs\"" : "attachment; filename=\"heap\"");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_content(write_heap_pprof(p), "application/octet-stream");
+}
+
 void ProfileServer::Impl::rate(const httplib::Request& req, httplib::Response& res) {
   const std::string text = req.has_param("hz") ? req.get_param_value("hz") : "";
   char* end = nullptr;
@@ -257,13 +291,15 @@ void ProfileServer::Impl::routes() {
   http.Post("/debug/scriptprof/rate", [this](const httplib::Request& req, httplib::Response& res) { rate(req, res); });
   http.Get("/debug/scriptprof/frames", [this](const httplib::Request& req, httplib::Response& res) { frames(req, res); });
   http.Get("/debug/scriptprof/frame", [this](const httplib::Request& req, httplib::Response& res) { frame(req, res); });
-  // Go's other profiles (go tool pprof asks for heap and allocs by name) say what is served.
+  http.Get("/debug/pprof/heap", [this](const httplib::Request& req, httplib::Response& res) { heap(req, res, false); });
+  http.Get("/debug/pprof/allocs", [this](const httplib::Request& req, httplib::Response& res) { heap(req, res, true); });
+  // Go's other profiles say what is served.
   auto not_go = [](const httplib::Request& req, httplib::Response& res) {
     refuse(res, 404, "Unknown profile: " + req.path.substr(std::string("/debug/pprof/").size()) +
-                         " (scriptprof serves profile here, and recent, frames and the live page under "
-                         "/debug/scriptprof/; heap and allocs are not served yet)");
+                         " (scriptprof serves profile, heap and allocs here, and recent, frames and the live page "
+                         "under /debug/scriptprof/)");
   };
-  http.Get(R"(/debug/pprof/(heap|allocs|goroutine|block|mutex|threadcreate|cmdline|symbol|trace))", not_go);
+  http.Get(R"(/debug/pprof/(goroutine|block|mutex|threadcreate|cmdline|symbol|trace))", not_go);
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404 && res.body.empty())  // a page of ours that said why keeps its reason
       res.set_content("no page " + req.path + " here: the profiles are listed at /debug/pprof/\n",
