@@ -48,6 +48,14 @@ bool JitProfilerBridge::start(lua_State* L, char mode, luaJIT_profile_callback c
   SigprofBlocked blocked;
   struct sigaction ours, theirs;
   sigaction(SIGPROF, nullptr, &ours);
+  // The marked action LuaJIT saves and puts back when it stops (see stopped_elsewhere()): the
+  // program's, with a real-time signal its mask lacks added.
+  mark_ = SIGRTMAX;
+  while (mark_ > SIGRTMIN && sigismember(&ours.sa_mask, mark_) == 1) --mark_;
+  struct sigaction marked = ours;
+  sigaddset(&marked.sa_mask, mark_);
+  sigaction(SIGPROF, &marked, nullptr);
+  lost_ = false;
   // A long interval: the ITIMER_PROF it arms is stopped at once below.
   const char m[] = {mode, 'i', '9', '9', '9', '9', '9', '\0'};
   luaJIT_profile_start(L, m, callback, data);
@@ -68,8 +76,10 @@ void JitProfilerBridge::stop(lua_State* L) {
   SigprofBlocked blocked;
   struct sigaction now;
   sigaction(SIGPROF, nullptr, &now);
-  // LuaJIT puts back the handler it found at its start; the one installed now is the right one.
+  // LuaJIT puts back the handler it found at its start; the one installed now is the right one,
+  // without the mark if LuaJIT put it back already (it stopped first: then this stop is a no-op).
   luaJIT_profile_stop(L);
+  if (sigismember(&now.sa_mask, mark_) == 1) sigdelset(&now.sa_mask, mark_);
   sigaction(SIGPROF, &now, nullptr);
   handler_ = nullptr;
 }

@@ -14,6 +14,7 @@ extern "C" {
 }
 #include <signal.h>
 
+#include <atomic>
 #include <string>
 
 namespace scriptprof::luajit {
@@ -29,15 +30,33 @@ class JitProfilerBridge {
   // the VM state, the hook mask and the dispatch table), as it does under LuaJIT's own timer.
   // From another thread it races the VM's own writes of those fields: only while the VM's thread
   // is blocked, with no such write able to start (LuaJitTickArm::arm_blocked).
+  // Nothing once LuaJIT stopped its profiler behind the bridge's back (see stopped_elsewhere()).
   void trigger() const {
-    if (handler_) handler_(SIGPROF);
+    if (!handler_ || lost_.load(std::memory_order_relaxed)) return;
+    if (stopped_elsewhere()) {
+      lost_.store(true, std::memory_order_relaxed);
+      return;
+    }
+    handler_(SIGPROF);
   }
   // Stops LuaJIT's profiler (its traces are flushed) and leaves SIGPROF's handler as it is now.
   void stop(lua_State* L);
   bool running() const { return handler_ != nullptr; }
 
  private:
+  // LuaJIT's profiler can stop without the bridge: lua_close stops it before any finalizer
+  // runs (the adapter's own stop among them), and so do jit.profile.stop() and another VM's
+  // start. Its handler then dereferences the VM it no longer has. LuaJIT puts back, when it
+  // stops, the SIGPROF action it found at its start; the bridge made that action carry a mark
+  // (one more signal in its mask) and put the program's own back: the mark on SIGPROF now says
+  // the profiler stopped. Async-signal-safe (sigaction), from the signal or the timer's thread.
+  bool stopped_elsewhere() const {
+    struct sigaction now;
+    return sigaction(SIGPROF, nullptr, &now) == 0 && sigismember(&now.sa_mask, mark_) == 1;
+  }
   void (*handler_)(int) = nullptr;  // LuaJIT's SIGPROF handler while its profiler runs
+  int mark_ = 0;                    // the signal added to the marked action's mask
+  mutable std::atomic<bool> lost_{false};  // stopped_elsewhere() was seen: never trigger again
 };
 
 }  // namespace scriptprof::luajit
