@@ -31,6 +31,12 @@ lua5.4 "$here/luajit_rows.lua" "$build" $quick
 echo
 "$here/serve_bench.sh" "$build" $quick
 echo
+# The overhead issue's goals on programs of six kinds (the public ones too, when they are beside
+# the project, as on the development machines).
+public=()
+[ -z "$quick" ] && [ -d "$here/../../../shared/bench-programs" ] && public=(--public "$here/../../../shared/bench-programs")
+python3 "$here/suite_bench.py" "$build" $quick "${public[@]}" --rounds "${SUITE_ROUNDS:-$([ -n "$quick" ] && echo 1 || echo 3)}"
+echo
 if [ -x "$build/bin/scriptprof_angelscript_bench" ]; then
   "$build/bin/scriptprof_angelscript_bench" $quick
 else

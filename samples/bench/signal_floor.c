@@ -1,0 +1,53 @@
+/* The bare signal under every sampling ratio (suite_bench.py): LD_PRELOAD'ed into a plain
+ * interpreter, a thread signals the program's main thread every 1/SCRIPTPROF_FLOOR_HZ seconds
+ * with the profiler's default signal (SIGRTMAX-3), whose handler does nothing. What a run at
+ * that rate costs before any profiler work: the kernel's delivery and the handler's return. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static pid_t main_thread;
+static long period_ns;
+
+/* Empty: the floor is the delivery itself. */
+static void on_signal(int sig) { (void)sig; }
+
+static void* ticker(void* unused) {
+  (void)unused;
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  for (;;) {
+    next.tv_nsec += period_ns;
+    while (next.tv_nsec >= 1000000000L) {
+      next.tv_nsec -= 1000000000L;
+      ++next.tv_sec;
+    }
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+    syscall(SYS_tgkill, getpid(), main_thread, SIGRTMAX - 3);
+  }
+  return NULL;
+}
+
+__attribute__((constructor)) static void start_floor(void) {
+  const char* hz = getenv("SCRIPTPROF_FLOOR_HZ");
+  if (!hz || atof(hz) <= 0) return;
+  period_ns = (long)(1e9 / atof(hz));
+  main_thread = (pid_t)syscall(SYS_gettid);
+  struct sigaction sa = {0};
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGRTMAX - 3, &sa, NULL);
+  /* The ticker takes no signal of its own: every one goes to the main thread. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  pthread_t t;
+  pthread_create(&t, NULL, ticker, NULL);
+  pthread_detach(t);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
