@@ -85,6 +85,13 @@ AllocatorTap* AllocatorTap::attach(lua_State* main, LuaSampler* sampler) {
 
 void AllocatorTap::set_main_thread(lua_State* main) { last_block_ = first_block_of(main); }
 
+LuaSampler* AllocatorTap::heading_sampler(lua_State* L) {
+  void* ud = nullptr;
+  const lua_Alloc head = lua_getallocf(L, &ud);
+  if (head == &allocate<StandardAllocator> || head == &allocate<HostAllocator>) return static_cast<AllocatorTap*>(ud)->sampler_;
+  return nullptr;
+}
+
 void AllocatorTap::orphan() {
   mode_ = Mode::Idle;
   own_work_ = false;

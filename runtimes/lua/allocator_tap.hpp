@@ -58,6 +58,9 @@ class AllocatorTap {
   // The main thread of the state, once known (5.1 names none: see attach_sampler): its block's
   // free ends the state.
   void set_main_thread(lua_State* main);
+  // The sampler whose tap heads L's allocator chain (null: none, or another allocator heads
+  // it): two loads, where the registry's key costs a table lookup. Any thread of the state.
+  static LuaSampler* heading_sampler(lua_State* L);
   // Bytes of the state's blocks in the arena (the profiler's objects), as Lua counts them.
   std::size_t arena_bytes() const { return arena_.live_bytes(); }
 

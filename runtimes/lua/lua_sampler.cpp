@@ -56,6 +56,10 @@ LuaSampler::~LuaSampler() {
 }
 
 LuaSampler* LuaSampler::of(lua_State* L) {
+  // Every coroutine switch asks (coroutine_tracking.cpp): the tap knows its sampler, the same
+  // one the registry names (both set at attach and cleared when the sampler goes). The registry
+  // still answers when a host wrapped the allocator after attach.
+  if (LuaSampler* s = AllocatorTap::heading_sampler(L)) return s;
   lua_rawgetp(L, LUA_REGISTRYINDEX, &kSamplerKey);
   auto* s = static_cast<LuaSampler*>(lua_touserdata(L, -1));
   lua_pop(L, 1);
