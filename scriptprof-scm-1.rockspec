@@ -21,6 +21,9 @@ build = {
     SCRIPTPROF_SAMPLES = "OFF",
     SCRIPTPROF_INSTALL_DEV = "OFF",
     SCRIPTPROF_LUAJIT = "OFF",  -- this rock is for PUC Lua
+    -- Only the module of the Lua the rock is for is installed: no other Lua's, no AngelScript.
+    SCRIPTPROF_OTHER_LUA_MODULES = "OFF",
+    SCRIPTPROF_ANGELSCRIPT = "OFF",
     SCRIPTPROF_LUA_MODULE_DIR = "$(LIBDIR)",
     SCRIPTPROF_ROCK_LUA_INCDIR = "$(LUA_INCDIR)",
     CMAKE_INSTALL_BINDIR = "$(BINDIR)",
