@@ -62,8 +62,8 @@ case "${1:-}" in
     phase "building build-fuzz/"
     CC=clang CXX=clang++ build build-fuzz -DSCRIPTPROF_FUZZ=ON -DSCRIPTPROF_TESTS=OFF -DSCRIPTPROF_SAMPLES=OFF \
       -- fuzz_lispworks fuzz_folded fuzz_speedscope fuzz_sampler fuzz_lms fuzz_roundtrip
-    phase "fuzzing every reader and the round trip, 30 s each, with coverage of the library (build-fuzz/)"
-    tests/fuzz/run_fuzzers.sh build-fuzz 30
+    phase "fuzzing every reader and the round trip, 60 s each, with coverage of the library (build-fuzz/)"
+    tests/fuzz/run_fuzzers.sh build-fuzz 60
     phase "done"
     ;;
   bench)

@@ -91,7 +91,7 @@ struct ServedState {
 
 }  // namespace
 
-TEST_CASE("The in-use heap shows the keeper within 10% and the dropper near 0; allocs shows both") {
+TEST_CASE("The in-use heap shows the keeper within 10% and the dropper near 0, and allocs shows both") {
   double keeper_sum = 0, truth_sum = 0;
   for (int round = 0; round < 4; ++round) {
     ServedState s(4096);
