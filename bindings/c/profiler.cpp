@@ -299,6 +299,7 @@ bool Profiler::start(lua_State* L, std::string* error, Failure* kind) {
   if (s->native) {
     RunSettings native_run = settings;
     native_run.count_calls = false;  // counted calls are Lua's; a native thread has none to count
+    native_run.heap = false;         // and so is the in-use heap: a native thread has no Lua allocator
     if (!s->native->start(native_run, &why)) return fail(error, "start: " + why);
     s->serve(server_, "a native thread", "native code");
   } else {
@@ -413,6 +414,7 @@ bool Profiler::start_angelscript(std::string* error, Failure* kind) {
       return fail(error, "start: this thread already samples " + describe(*other) + "; stop that first");
   RunSettings settings = options_;
   if (server_) make_served(settings);  // no tick until a request asks
+  settings.heap = false;  // the heap option is the Lua states': AngelScript's frees are not seen
   std::string why;
   if (!s->script->start(settings, &why)) {
     // Counted calls are a capability AngelScript lacks (the caller's options asked for them);

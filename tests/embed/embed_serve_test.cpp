@@ -75,3 +75,36 @@ TEST_CASE("A served host answers go tool pprof's request with every thread's sam
   CHECK(std::string(scriptprof_serving_address(p)).empty());
   REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
 }
+
+// The heap option with scriptprof_serve: the Lua states' in-use heap by allocation site, and a
+// native thread's session beside them starts (the option is the Lua states': it has none).
+TEST_CASE("A served host with the heap option answers /debug/pprof/heap with its states' sites") {
+  scriptprof_profiler* p = new_profiler(100);
+  std::atomic<int> failures_native{0};
+  REQUIRE(scriptprof_set_option(p, "heap", "4096") == SCRIPTPROF_OK);
+  REQUIRE(scriptprof_serve(p, "127.0.0.1:0") == SCRIPTPROF_OK);
+  const std::string address = scriptprof_serving_address(p);
+  lua_State* L = luaL_newstate();
+  luaL_openlibs(L);
+  attach_and_start(p, L);
+  REQUIRE(luaL_dostring(L, "kept = {} function keeper() for i = 1, 1000 do kept[i] = string.rep('k', 1000) .. i end end "
+                           "keeper() collectgarbage()") == LUA_OK);
+  const std::size_t colon = address.rfind(':');
+  httplib::Client client(address.substr(0, colon), std::stoi(address.substr(colon + 1)));
+  auto res = client.Get("/debug/pprof/heap");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  const std::string pb = gunzip(res->body);
+  CHECK(pb.find("keeper (") != std::string::npos);
+  CHECK(pb.find("inuse_space") != std::string::npos);
+  // A native thread's session starts beside it: the option is the Lua states' alone.
+  std::thread native([&] {
+    if (scriptprof_start_thread(p) == SCRIPTPROF_OK) scriptprof_stop_thread(p);
+    else failures_native = 1;
+  });
+  native.join();
+  CHECK(failures_native == 0);
+  REQUIRE(scriptprof_stop(p, L) == SCRIPTPROF_OK);
+  lua_close(L);
+  REQUIRE(scriptprof_destroy(p) == SCRIPTPROF_OK);
+}

@@ -50,7 +50,7 @@ typedef struct scriptprof_options {
 } scriptprof_options;
 
 /* Sets run option `name` from text, as luaprof's flag or the Lua module's key would: every option
-   of the one table ("hz", "clock", "count_calls", "full_stacks", "gc", "alloc", "max_samples",
+   of the one table ("hz", "clock", "count_calls", "full_stacks", "gc", "alloc", "heap", "max_samples",
    "interpret_closures", "signal"; values "1000", "wall", "true", "65536", ...). Before any start,
    or between runs; SCRIPTPROF_INVALID_ARGUMENT names the option and the value. */
 scriptprof_status scriptprof_set_option(scriptprof_profiler* profiler, const char* name, const char* value);
