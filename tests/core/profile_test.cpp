@@ -10,6 +10,7 @@
 #include "example_profile.hpp"
 #include "profile_equivalence.hpp"
 #include "scriptprof/call_stats.hpp"
+#include "scriptprof/profile_merge.hpp"
 
 using namespace scriptprof;
 
@@ -369,3 +370,36 @@ TEST_CASE("a profile's bytes() is the heap it takes, within 1%") {
   CHECK(static_cast<double>(reported) <= 1.01 * taken);
 }
 #endif
+
+// Several runs of a JIT runtime merged (a served host's LuaJIT states, a thread per session of
+// the C API) keep each path's compiled share: pprof's jit label and the compiled column.
+TEST_CASE("Merging profiles keeps each path's JIT-compiled share") {
+  auto run = [](std::uint32_t thread, std::uint64_t compiled, std::uint64_t interpreted) {
+    Profile p;
+    const FunctionId main = p.add_function({"main", "w.lua", 1, 0, FunctionKind::Script});
+    const FunctionId loop = p.add_function({"loop", "w.lua", 5, 0, FunctionKind::Script});
+    const FunctionId stack[] = {main, loop};
+    NodeId leaf = p.add_sample(thread, 0, compiled, stack, 2);
+    p.add_jit_share(leaf, compiled, true);
+    leaf = p.add_sample(thread, 0, interpreted, stack, 2);
+    p.add_jit_share(leaf, interpreted, false);
+    return p;
+  };
+  Profile merged;
+  merge_profile(&merged, run(1, 30, 10));
+  merge_profile(&merged, run(2, 5, 15));
+  REQUIRE(merged.jit_shares);
+  FunctionId loop = kNoFunction;
+  for (FunctionId f = 0; f < merged.functions.size(); ++f)
+    if (merged.functions.info(f).name == "loop") loop = f;
+  REQUIRE(loop != kNoFunction);
+  CHECK(merged.counts(loop).self == 60);
+  CHECK(merged.counts(loop).compiled == 35);
+  // Per path: each thread's leaf keeps its own share.
+  std::vector<std::uint64_t> shares;
+  for (const auto& [thread, root] : merged.tree.roots())
+    for (NodeId n = merged.tree.node(root).first_child; n != kNoNode; n = merged.tree.node(n).next_sibling)
+      for (NodeId c = merged.tree.node(n).first_child; c != kNoNode; c = merged.tree.node(c).next_sibling)
+        shares.push_back(merged.compiled_at(merged.tree, c).value_or(999));
+  CHECK(shares == std::vector<std::uint64_t>{30, 5});
+}

@@ -99,7 +99,7 @@ inline std::vector<std::string> labels(const scriptprof::Profile& p, const std::
 // Weight per root-first stack of labels, per process.
 inline std::map<std::uint32_t, std::map<std::vector<std::string>, std::uint64_t>> stacks(const scriptprof::Profile& p) {
   std::map<std::uint32_t, std::map<std::vector<std::string>, std::uint64_t>> out;
-  scriptprof::for_each_sample_path(p, [&](std::uint32_t thread, const scriptprof::CallTreeNode& node,
+  scriptprof::for_each_sample_path(p, [&](std::uint32_t thread, scriptprof::NodeId, const scriptprof::CallTreeNode& node,
                                           const std::vector<scriptprof::FunctionId>& stack) {
     out[thread][labels(p, stack)] += node.self;
   });

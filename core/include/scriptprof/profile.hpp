@@ -266,7 +266,7 @@ std::string thread_name(const Profile& profile, std::uint32_t thread);
 // root-first stack (empty for samples outside any function). One path is reused and nothing
 // recurses, so 100k-frame stacks cost their size, not its square.
 void for_each_sample_path(const Profile& profile,
-                          const std::function<void(std::uint32_t thread, const CallTreeNode& node,
+                          const std::function<void(std::uint32_t thread, NodeId id, const CallTreeNode& node,
                                                    const std::vector<FunctionId>& stack)>& visit);
 
 // Checks the invariants every profile must satisfy (DESIGN.md): sum of self = samples with

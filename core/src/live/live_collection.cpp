@@ -206,8 +206,7 @@ Profile LiveCollection::build_locked(TimerClock clock, double seconds, bool wind
     if (entry->run.process_names)
       for (const auto& [id, name] : entry->run.process_names()) parts.back().add_thread(id, name);
   }
-  // One run's profile goes whole; several merge, a process each (merge_profile leaves the JIT
-  // shares out: a host with several LuaJIT states gets no jit labels).
+  // One run's profile goes whole; several merge, a process each, their JIT shares kept.
   Profile all;
   if (parts.size() == 1) all = std::move(parts.front());
   for (std::size_t i = 0; parts.size() > 1 && i < parts.size(); ++i) merge_profile(&all, parts[i]);

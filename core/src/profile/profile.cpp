@@ -317,18 +317,19 @@ bool parse_thread_label(std::string_view label, std::uint32_t* thread, std::stri
 }
 
 void for_each_sample_path(const Profile& p,
-                          const std::function<void(std::uint32_t, const CallTreeNode&,
+                          const std::function<void(std::uint32_t, NodeId, const CallTreeNode&,
                                                    const std::vector<FunctionId>&)>& visit) {
   std::vector<FunctionId> path;
   std::vector<NodeId> todo;
   for (const auto& [thread, root] : p.tree.roots()) {
     todo.assign(1, root);
     while (!todo.empty()) {
-      const CallTreeNode& node = p.tree.node(todo.back());
+      const NodeId id = todo.back();
+      const CallTreeNode& node = p.tree.node(id);
       todo.pop_back();
       path.resize(node.depth > 0 ? node.depth - 1 : 0);  // depth 0 is the process root
       if (node.function != kNoFunction) path.push_back(node.function);
-      if (node.self > 0) visit(thread, node, path);
+      if (node.self > 0) visit(thread, id, node, path);
       std::size_t first = todo.size();
       for (NodeId c = node.first_child; c != kNoNode; c = p.tree.node(c).next_sibling) todo.push_back(c);
       std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(first), todo.end());  // first-seen child next

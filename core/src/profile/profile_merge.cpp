@@ -1,6 +1,7 @@
 #include "scriptprof/profile_merge.hpp"
 
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace scriptprof {
@@ -50,9 +51,15 @@ void merge_profile(Profile* into, const Profile& from) {
       into->add_sample(s.thread, s.t_ns, s.weight, frames.data(), frames.size());
     }
   } else {
-    for_each_sample_path(from, [&](std::uint32_t thread, const CallTreeNode& node, const std::vector<FunctionId>& stack) {
+    for_each_sample_path(from, [&](std::uint32_t thread, NodeId id, const CallTreeNode& node,
+                                   const std::vector<FunctionId>& stack) {
       frames = mapped(stack);
-      into->add_sample(thread, 0, node.self, frames.data(), frames.size());
+      const NodeId leaf = into->add_sample(thread, 0, node.self, frames.data(), frames.size());
+      // A JIT runtime's shares stay with their path (the jit label of a served host's states).
+      if (const std::optional<std::uint64_t> compiled = from.compiled_at(from.tree, id)) {
+        into->add_jit_share(leaf, node.self - *compiled, false);
+        if (*compiled) into->add_jit_share(leaf, *compiled, true);
+      }
     });
   }
 

@@ -122,7 +122,7 @@ std::string allegro_call_graph(const Profile& original, const AllegroOptions& o)
   std::map<FunctionId, std::map<FunctionId, Link>> parents, children;
   std::set<std::pair<FunctionId, FunctionId>> ups, downs;
   std::map<FunctionId, int> times;
-  for_each_sample_path(p, [&](std::uint32_t, const CallTreeNode& nd, const std::vector<FunctionId>& stack) {
+  for_each_sample_path(p, [&](std::uint32_t, NodeId, const CallTreeNode& nd, const std::vector<FunctionId>& stack) {
     if (stack.empty()) return;
     ups.clear();
     downs.clear();

@@ -41,7 +41,7 @@ HiddenFolding fold_hidden(const Profile& p, const std::function<bool(FunctionId)
   for (FunctionId f = 0; f < p.functions.size(); ++f) is_hidden[f] = hidden(f);
 
   std::vector<FunctionId> kept;
-  for_each_sample_path(p, [&](std::uint32_t thread, const CallTreeNode& node, const std::vector<FunctionId>& stack) {
+  for_each_sample_path(p, [&](std::uint32_t thread, NodeId, const CallTreeNode& node, const std::vector<FunctionId>& stack) {
     kept.clear();
     bool leaf_hidden = false;
     for (std::size_t j = 0; j < stack.size(); ++j) {

@@ -85,7 +85,7 @@ std::vector<Group> collect_cycles(const std::vector<FunctionId>& stack) {
 std::string statprof_tree_report(const Profile& p, LabelStyle style) {
   // Every terminal path of the call tree is a set of identical samples: collapse it once.
   std::vector<TreeNode> nodes(1);  // nodes[0]: the virtual root
-  for_each_sample_path(p, [&](std::uint32_t, const CallTreeNode& node, const std::vector<FunctionId>& stack) {
+  for_each_sample_path(p, [&](std::uint32_t, NodeId, const CallTreeNode& node, const std::vector<FunctionId>& stack) {
     if (stack.empty()) return;
     std::size_t at = 0;
     nodes[0].count += node.self;
