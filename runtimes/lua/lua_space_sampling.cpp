@@ -26,7 +26,7 @@ void LuaSampler::install_space_hooks(lua_State* L) {
   // sampler counts bytes.
   // (A served run that keeps its heap samples allocations: the engine set their interval.)
   tap_->set_mode(counting_ || engine_.settings().alloc_bytes ? AllocatorTap::Mode::Watch : AllocatorTap::Mode::Guard);
-  if (settings_.gc_samples || engine_.tracks_heap()) {
+  if (engine_.needs_gc_cycles()) {
     add_own(gc_sentinel_finalizer);
     new_gc_sentinel(L);
   }
@@ -61,7 +61,7 @@ void LuaSampler::new_gc_sentinel(lua_State* L) {
 
 void LuaSampler::on_gc_cycle(lua_State* L) {
   // The run is over: the sentinel lets go.
-  if (!engine_.active() || !(settings_.gc_samples || engine_.tracks_heap())) return;
+  if (!engine_.active() || !engine_.needs_gc_cycles()) return;
   const bool nested = in_profiler_;  // a collection inside our own work: not the program's
   OwnWork own(*this);
   engine_.heap_cycle_ended();  // the in-use heap this cycle left, to a profile server

@@ -104,7 +104,7 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
   functions_.learn_library_names(L);  // the tracking coroutine.resume and wrap included
   ++run_number_;
   // A served run that keeps its heap needs both (the engine set its interval).
-  if (settings.gc_samples || engine_.tracks_heap()) new_gc_sentinel(L);
+  if (engine_.needs_gc_cycles()) new_gc_sentinel(L);
   if (engine_.settings().alloc_bytes) install_allocator(L);
   if (counting_) {
     // Compiled traces skip hooks: counted calls need the interpreter.

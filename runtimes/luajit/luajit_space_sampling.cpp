@@ -85,7 +85,7 @@ void LuaJitSampler::new_gc_sentinel(lua_State* L) {
 }
 
 void LuaJitSampler::on_gc_cycle(lua_State* L, std::uint32_t run) {
-  if (run != run_number_ || !engine_.active() || !(engine_.collects(SampleKind::Gc) || engine_.tracks_heap())) return;
+  if (run != run_number_ || !engine_.active() || !engine_.needs_gc_cycles()) return;
   engine_.heap_cycle_ended();  // the in-use heap this cycle left, to a profile server
   if (engine_.collects(SampleKind::Gc) && engine_.sampling() && !in_profiler_) {
     engine_.add_gc_cycle();

@@ -58,6 +58,7 @@ class SampledHeap {
   }
   Slot* find(std::uintptr_t address);
   void insert(const Slot& slot);
+  void keep(const Slot& slot);  // insert, growing first to stay a quarter full at most
   void erase(std::uintptr_t address);
   void grow();
 

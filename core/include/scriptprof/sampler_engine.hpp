@@ -346,7 +346,9 @@ class SamplerEngine {
   // The in-use heap (a served run; see RunSettings::heap): the allocator tells every free of
   // the program's and every block a realloc moved, whatever the run's state. Inline: one test
   // when no block is kept.
-  bool tracks_heap() const { return heap_on_; }
+  bool tracks_heap() const { return active_ && settings_.heap; }
+  // The run needs the adapter to report GC cycles (its sentinel): gc samples, or the heap.
+  bool needs_gc_cycles() const { return collects(SampleKind::Gc) || tracks_heap(); }
   void on_free(const void* block) { heap_.forget(block); }
   void on_move(const void* from, const void* to) { heap_.move(from, to); }
   // A GC cycle completed (the adapter's sentinel): the in-use heap as of now goes to the live feed.
@@ -394,8 +396,7 @@ class SamplerEngine {
   std::uint32_t last_process_ = 0;
   std::uint64_t pending_bytes_ = 0;
   std::uint64_t pending_gc_ = 0;
-  bool heap_on_ = false;     // this run keeps its sampled blocks (settings_.heap resolved)
-  SampledHeap heap_;
+  SampledHeap heap_;  // the run's sampled blocks, when it tracks the heap
   std::uint64_t heap_cycles_ = 0;
   std::vector<std::uint32_t> named_processes_;  // name_process() done in these profiles
   std::vector<FunctionId> frames_;

@@ -37,11 +37,15 @@ void SampledHeap::grow() {
     if (s.address) insert(s);
 }
 
+void SampledHeap::keep(const Slot& slot) {
+  if ((count_ + 1) * 4 > slots_.size()) grow();  // a quarter full at most: see the header
+  insert(slot);
+}
+
 void SampledHeap::add(const void* block, std::uint64_t size) {
   const auto address = reinterpret_cast<std::uintptr_t>(block);
   if (!address) return;
-  if ((count_ + 1) * 4 > slots_.size()) grow();  // a quarter full at most: see the header
-  insert({address, size, kNoSite});
+  keep({address, size, kNoSite});
   unsited_.push_back({address, size});
   changed_ = true;
 }
@@ -49,12 +53,10 @@ void SampledHeap::add(const void* block, std::uint64_t size) {
 // Linear probing's deletion: the slots after it that probed past it shift back, so no lookup
 // ever stops early at the hole (no tombstones to slow the misses every free makes).
 void SampledHeap::erase(std::uintptr_t address) {
+  const Slot* slot = find(address);
+  if (!slot) return;  // not a sampled block: nearly every free
   const std::size_t mask = slots_.size() - 1;
-  std::size_t i = home(address);
-  while (slots_[i].address != address) {
-    if (slots_[i].address == 0) return;  // not a sampled block: nearly every free
-    i = (i + 1) & mask;
-  }
+  auto i = static_cast<std::size_t>(slot - slots_.data());
   for (std::size_t j = (i + 1) & mask; slots_[j].address != 0; j = (j + 1) & mask) {
     const std::size_t k = home(slots_[j].address);
     // Slot j may fill the hole at i when its home is not in (i, j] (cyclically).
@@ -76,8 +78,7 @@ void SampledHeap::move(const void* from, const void* to) {
   moved.address = reinterpret_cast<std::uintptr_t>(to);
   erase(slot->address);
   if (!moved.address) return;
-  if ((count_ + 1) * 4 > slots_.size()) grow();
-  insert(moved);
+  keep(moved);
   for (auto& [address, size] : unsited_)
     if (address == reinterpret_cast<std::uintptr_t>(from)) address = moved.address;
 }

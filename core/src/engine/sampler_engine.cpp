@@ -57,10 +57,10 @@ bool SamplerEngine::start(const RunSettings& settings, bool counting, std::strin
   counting_ = counting;
   call_runs_ = {};  // (suspend gave the last run's calls to its profiles)
   const Capabilities caps = adapter_->capabilities();
-  heap_on_ = settings.heap;  // (refusal() checked it is served and possible)
   // The heap's blocks are the space profile's samples: its interval, unless the run gave one.
-  if (heap_on_ && !settings_.alloc_bytes) settings_.alloc_bytes = settings.heap_bytes;
-  heap_.reset(heap_on_ ? settings_.alloc_bytes : 0);
+  // (refusal() checked the heap is served and possible.)
+  if (settings.heap && !settings_.alloc_bytes) settings_.alloc_bytes = settings.heap_bytes;
+  heap_.reset(settings.heap ? settings_.alloc_bytes : 0);
   heap_cycles_ = 0;
   arm_ = &adapter_->tick_arm();
   for (auto& p : profiles_) p->gc_measured = caps.gc_time;
@@ -202,12 +202,11 @@ void SamplerEngine::stop() {
   if (!active_) return;
   suspend();
   active_ = false;
-  heap_on_ = false;  // the adapter stops telling frees: what is kept goes
-  heap_.reset(0);
+  heap_.reset(0);  // the adapter stops telling frees (tracks_heap() is false now): what is kept goes
 }
 
 void SamplerEngine::heap_cycle_ended() {
-  if (!heap_on_) return;
+  if (!tracks_heap()) return;
   ++heap_cycles_;
   if (!live_ || !heap_.changed()) return;
   HeapSnapshot snapshot;
@@ -443,7 +442,7 @@ NodeId SamplerEngine::record(SampleKind kind, std::uint64_t weight, std::uint32_
   if (kind == SampleKind::Time) last_leaf_ = leaf;
   if (kind == SampleKind::Space) {
     last_space_leaf_ = leaf;
-    if (heap_on_ && leaf != kNoNode) heap_.site(leaf, process);  // the blocks this sample was armed for
+    if (tracks_heap() && leaf != kNoNode) heap_.site(leaf, process);  // the blocks this sample was armed for
   }
   return leaf;
 }
@@ -507,7 +506,7 @@ bool SamplerEngine::every_limit_reached() const {
 
 bool SamplerEngine::allocation_due(std::uint64_t weight, std::size_t bytes, std::uintptr_t block) {
   pending_bytes_ += weight;
-  if (heap_on_ && block) heap_.add(reinterpret_cast<const void*>(block), bytes);  // sited by the space sample this arms
+  if (tracks_heap() && block) heap_.add(reinterpret_cast<const void*>(block), bytes);  // sited by the space sample this arms
   // Over the sampling budget the bytes wait for the next sample point, which carries them.
   return !over_budget();
 }
