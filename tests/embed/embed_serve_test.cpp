@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include "../live/gunzip.hpp"
+#include "../live/host_port.hpp"
 
 #include <atomic>
 #include <string>
@@ -14,6 +15,7 @@
 
 using namespace embed_test;
 using live_test::gunzip;
+using live_test::host_port;
 
 TEST_CASE("A served host answers go tool pprof's request with every thread's samples, labelled") {
   scriptprof_profiler* p = new_profiler(1000);
@@ -52,8 +54,8 @@ TEST_CASE("A served host answers go tool pprof's request with every thread's sam
   // A second serve while serving is refused.
   CHECK(scriptprof_serve(p, "127.0.0.1:0") == SCRIPTPROF_INVALID_ARGUMENT);
 
-  const std::size_t colon = address.rfind(':');
-  httplib::Client client(address.substr(0, colon), std::stoi(address.substr(colon + 1)));
+  const auto [host, port] = host_port(address);
+  httplib::Client client(host, port);
   client.set_read_timeout(30, 0);
   auto res = client.Get("/debug/pprof/profile?seconds=1&hz=500");
   REQUIRE(res);
@@ -89,8 +91,8 @@ TEST_CASE("A served host with the heap option answers /debug/pprof/heap with its
   attach_and_start(p, L);
   REQUIRE(luaL_dostring(L, "kept = {} function keeper() for i = 1, 1000 do kept[i] = string.rep('k', 1000) .. i end end "
                            "keeper() collectgarbage()") == LUA_OK);
-  const std::size_t colon = address.rfind(':');
-  httplib::Client client(address.substr(0, colon), std::stoi(address.substr(colon + 1)));
+  const auto [host, port] = host_port(address);
+  httplib::Client client(host, port);
   auto res = client.Get("/debug/pprof/heap");
   REQUIRE(res);
   CHECK(res->status == 200);

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include "gunzip.hpp"
+#include "host_port.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -20,6 +21,7 @@
 
 using namespace scriptprof;
 using live_test::gunzip;
+using live_test::host_port;
 
 namespace {
 
@@ -58,8 +60,9 @@ struct FakeRun {
     quit = true;
     sampler.join();
   }
-  ServedRun served() {
+  ServedRun served(std::uint64_t heap_sample_bytes = 0) {
     ServedRun r;
+    r.heap_sample_bytes = heap_sample_bytes;
     r.program = "w.lua";
     r.runtime = "Fake 1.0";
     r.feed = feed;
@@ -72,19 +75,15 @@ struct FakeRun {
   }
 };
 
-std::pair<std::string, int> host_port(const std::string& address) {
-  const std::size_t colon = address.rfind(':');
-  return {address.substr(0, colon), std::stoi(address.substr(colon + 1))};
-}
-
-// A fake run served on a free port, and a client for it.
+// A fake run served on a free port (keeping a heap sampled every `heap_sample_bytes`, if not
+// 0), and a client for it.
 struct Served {
   FakeRun run;
   ProfileServer server;
   std::unique_ptr<httplib::Client> client;
-  explicit Served(const ServeSettings& settings = {}) : server(settings) {
+  explicit Served(const ServeSettings& settings = {}, std::uint64_t heap_sample_bytes = 0) : server(settings) {
     std::string error;
-    REQUIRE(server.start("127.0.0.1:0", run.served(), &error));
+    REQUIRE(server.start("127.0.0.1:0", run.served(heap_sample_bytes), &error));
     const auto [host, port] = host_port(server.address());
     client = std::make_unique<httplib::Client>(host, port);
     client->set_read_timeout(30, 0);
@@ -194,15 +193,9 @@ TEST_CASE("Bad requests get 400 with the reason, and a second collection at once
 }
 
 TEST_CASE("The heap is served as of the run's last GC cycle, by allocation site") {
-  FakeRun run;
-  ProfileServer server;
-  ServedRun about = run.served();
-  about.tracks_heap = true;
-  about.heap_sample_bytes = 4096;
-  std::string error;
-  REQUIRE(server.start("127.0.0.1:0", about, &error));
-  const auto [host, port] = host_port(server.address());
-  httplib::Client client(host, port);
+  Served served({}, 4096);
+  FakeRun& run = served.run;
+  httplib::Client& client = *served.client;
   auto early = client.Get("/debug/pprof/heap");
   REQUIRE(early);
   CHECK(early->status == 503);  // no cycle yet

@@ -32,8 +32,9 @@ struct ServedRun {
   // Names of processes the run learnt outside its feed (a C host's threads and fibers), asked
   // when a profile is built (any thread). Optional.
   std::function<std::vector<std::pair<std::uint32_t, std::string>>()> process_names;
-  bool tracks_heap = false;  // it publishes its in-use heap after each GC cycle
-  std::uint64_t heap_sample_bytes = 0;  // its mean bytes between sampled blocks
+  // Its mean bytes between sampled blocks when it publishes its in-use heap after each GC
+  // cycle; 0: it keeps no heap.
+  std::uint64_t heap_sample_bytes = 0;
 };
 
 // How a server collects between requests.

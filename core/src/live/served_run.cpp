@@ -7,7 +7,6 @@ std::uint64_t serve_engine(RunServer& server, SamplerEngine& engine, ServedRun a
   about.feed = std::make_shared<LiveFeed>();
   about.clock = engine.settings().clock;
   about.default_period_ns = engine.settings().period_ns;
-  about.tracks_heap = engine.tracks_heap();
   about.heap_sample_bytes = engine.tracks_heap() ? engine.settings().alloc_bytes : 0;
   about.set_period = [&engine](std::uint64_t period_ns) { engine.set_tick_period(period_ns); };
   engine.set_live_feed(about.feed);

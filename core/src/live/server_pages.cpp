@@ -44,11 +44,16 @@ void refuse(httplib::Response& res, int status, const std::string& why) {
   res.set_content(why + "\n", "text/plain; charset=utf-8");
 }
 
+// A pprof file as Go's handlers send one: a download named `name`.
+void send_pprof(httplib::Response& res, const std::string& name, const std::string& bytes) {
+  res.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_content(bytes, "application/octet-stream");
+}
+
 void send_profile(httplib::Response& res, Profile& p, std::uint64_t start_unix_ns) {
   p.start_unix_ns = start_unix_ns;
-  res.set_header("Content-Disposition", "attachment; filename=\"profile\"");
-  res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_content(write_pprof(p), "application/octet-stream");
+  send_pprof(res, "profile", write_pprof(p));
 }
 
 // seconds= as Go reads it: absent or 0 is 30; else 1 to `most`. False (400 sent) otherwise.
@@ -88,7 +93,7 @@ bool clock_param(const httplib::Request& req, httplib::Response& res, const std:
 // The heap's sampling interval of the runs that keep one (0: none does).
 std::uint64_t heap_sample_bytes(const std::vector<ServedRun>& served) {
   for (const ServedRun& run : served)
-    if (run.tracks_heap) return run.heap_sample_bytes;
+    if (run.heap_sample_bytes) return run.heap_sample_bytes;
   return 0;
 }
 
@@ -250,9 +255,7 @@ void ProfileServer::Impl::heap(const httplib::Request& req, httplib::Response& r
   if (!p.cycles)
     return refuse(res, 503, "no GC cycle has completed since serving began (the heap is the one a completed cycle "
                             "left): ask again later, or call collectgarbage()");
-  res.set_header("Content-Disposition", allocs ? "attachment; filename=\"allocs\"" : "attachment; filename=\"heap\"");
-  res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_content(write_heap_pprof(p), "application/octet-stream");
+  send_pprof(res, allocs ? "allocs" : "heap", write_heap_pprof(p));
 }
 
 void ProfileServer::Impl::rate(const httplib::Request& req, httplib::Response& res) {
