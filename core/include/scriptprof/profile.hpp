@@ -256,6 +256,8 @@ std::vector<NodeId> children_by_count(const Profile& profile, NodeId node);
 std::string thread_label(const Profile& profile, NodeId root);
 // The same for a thread's number ("thread 3" when it has no name).
 std::string thread_label_of(const Profile& profile, std::uint32_t thread);
+// The same from a process's id and name (empty: none), for a writer with no Profile.
+std::string thread_label_text(std::uint32_t thread, const std::string& name);
 // A name thread_label_of wrote, read back: its number and name (false for any other text).
 bool parse_thread_label(std::string_view label, std::uint32_t* thread, std::string* name);
 

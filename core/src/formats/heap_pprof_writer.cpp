@@ -8,6 +8,7 @@
 
 #include "pprof_encoding.hpp"
 #include "scriptprof/heap_profile.hpp"
+#include "scriptprof/profile.hpp"
 
 namespace scriptprof {
 
@@ -40,10 +41,8 @@ std::string write_heap_pprof(const HeapProfile& p, bool gzip) {
       auto name = thread_names.find(site.process);
       std::string label;
       field_varint(label, 1, strings.index("thread"));
-      // As every profile labels a process (thread_label_of): "thread N: NAME".
-      const bool named = name != thread_names.end() && !name->second.empty();
-      field_varint(label, 2, strings.index(valid_utf8("thread " + std::to_string(site.process) +
-                                                      (named ? ": " + name->second : ""))));
+      field_varint(label, 2, strings.index(valid_utf8(
+                                 thread_label_text(site.process, name != thread_names.end() ? name->second : ""))));
       field_bytes(sample, 3, label);
     }
     if (site.alloc_objects > 0) {
@@ -55,14 +54,7 @@ std::string write_heap_pprof(const HeapProfile& p, bool gzip) {
     field_bytes(out, 2, sample);
   }
   // A location per function, at its first line (a site is where the sample found the stack).
-  for (FunctionId f : used) {
-    std::string line, location;
-    field_varint(line, 1, f + 1);
-    field_varint(line, 2, static_cast<std::uint64_t>(std::max(0, p.functions.info(f).line)));
-    field_varint(location, 1, f + 1);
-    field_bytes(location, 4, line);
-    field_bytes(out, 4, location);
-  }
+  for (FunctionId f : used) field_bytes(out, 4, location_message(f, f, p.functions.info(f).line));
   for (FunctionId f : used) field_bytes(out, 5, function_message(strings, f, p.functions));
   const std::string period_type = value_type(strings, "space", "bytes");
   const std::uint64_t default_type = strings.index(p.allocs_first ? "alloc_space" : "inuse_space");

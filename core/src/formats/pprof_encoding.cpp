@@ -73,6 +73,15 @@ std::string value_type(StringTable& strings, const char* type, const char* unit)
   return vt;
 }
 
+std::string location_message(std::uint64_t location, FunctionId f, int line) {
+  std::string line_message, out;
+  field_varint(line_message, 1, f + 1);
+  field_varint(line_message, 2, static_cast<std::uint64_t>(std::max(0, line)));
+  field_varint(out, 1, location + 1);
+  field_bytes(out, 4, line_message);
+  return out;
+}
+
 std::string function_message(StringTable& strings, FunctionId f, const FunctionTable& functions) {
   const FunctionInfo& info = functions.info(f);
   const std::string label = valid_utf8(functions.label(f));

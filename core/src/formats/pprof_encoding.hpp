@@ -38,6 +38,8 @@ std::string gzip_bytes(const std::string& raw);
 // A ValueType message (type, unit).
 std::string value_type(StringTable& strings, const char* type, const char* unit);
 
+// A Location message: id `location` + 1, function `f` at `line` (<= 0: none).
+std::string location_message(std::uint64_t location, FunctionId f, int line);
 // A Function message for `f` (id f + 1), named by its label as every profile names it.
 std::string function_message(StringTable& strings, FunctionId f, const FunctionTable& functions);
 

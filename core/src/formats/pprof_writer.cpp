@@ -90,12 +90,7 @@ std::string write_pprof(const Profile& p, bool gzip) {
     FunctionId f = function_of(loc);
     // Line 0: not known (a C function, ticks left at a stop): the function's first line.
     int line_no = by_line && p.location(loc).line > 0 ? p.location(loc).line : p.functions.info(f).line;
-    std::string line, location;
-    field_varint(line, 1, f + 1);
-    field_varint(line, 2, static_cast<std::uint64_t>(std::max(0, line_no)));
-    field_varint(location, 1, loc + 1);
-    field_bytes(location, 4, line);
-    field_bytes(out, 4, location);
+    field_bytes(out, 4, location_message(loc, f, line_no));
   }
   for (const auto& [f, _] : used) field_bytes(out, 5, function_message(strings, f, p.functions));
   // Before the string table is written.

@@ -284,9 +284,12 @@ std::string thread_name(const Profile& p, std::uint32_t thread) {
   return {};
 }
 
-std::string thread_label_of(const Profile& p, std::uint32_t thread) {
-  std::string name = thread_name(p, thread);
+std::string thread_label_text(std::uint32_t thread, const std::string& name) {
   return "thread " + std::to_string(thread) + (name.empty() ? "" : ": " + name);
+}
+
+std::string thread_label_of(const Profile& p, std::uint32_t thread) {
+  return thread_label_text(thread, thread_name(p, thread));
 }
 
 std::string thread_label(const Profile& p, NodeId root) {
