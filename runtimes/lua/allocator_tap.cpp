@@ -156,7 +156,8 @@ void* AllocatorTap::allocate(void* ud, void* ptr, std::size_t osize, std::size_t
   // Nearly every call, kept to a few compares around the host's allocator: a block of the
   // program's made or freed outside our work, no stack to guard.
   if ((!ptr || nsize == 0) && nsize < kStackBlockNearLimit && !t->own_work_.load(std::memory_order_relaxed) &&
-      !t->arena_.owns(ptr) && ptr != t->last_block_) {
+      !t->arena_.owns(ptr) && ptr != t->last_block_ &&
+      reinterpret_cast<std::uintptr_t>(ptr) != t->armed_block_.load(std::memory_order_relaxed)) {
     if (t->mode_ != Mode::Watch) return Allocator::call(t, ptr, osize, nsize);
     return t->watch<Allocator>(ptr, osize, nsize);
   }
@@ -178,6 +179,8 @@ __attribute__((noinline)) void* AllocatorTap::watch(void* ptr, std::size_t osize
 template <typename Allocator>
 __attribute__((noinline)) void* AllocatorTap::allocate_watching(void* ptr, std::size_t osize, std::size_t nsize) {
   const bool working = own_work_.load(std::memory_order_relaxed);
+  if (nsize == 0 && ptr && reinterpret_cast<std::uintptr_t>(ptr) == armed_block_.load(std::memory_order_acquire) && sampler_)
+    sampler_->armed_thread_freed();
   if (mode_ == Mode::Idle) {
     void* block = route<Allocator>(ptr, osize, nsize, working);
     // The state's last call. A sampler still holding the tap (never destroyed before its state

@@ -51,6 +51,11 @@ class AllocatorTap {
   // True while the sampler does its own work (OwnWorkScope): the sampler's own flag,
   // kept here beside what every allocation reads.
   std::atomic<bool>& own_work() { return own_work_; }
+  // The block of the thread armed for a sample (kNoArmedBlock: none), written by the arm: a
+  // coroutine may be collected while it waits, suspended, for its safe point, and its free
+  // must take the arm back before anything writes to it again (LuaSampler::armed_thread_freed).
+  static constexpr std::uintptr_t kNoArmedBlock = 1;  // no block's address, and not null
+  std::atomic<std::uintptr_t>& armed_block() { return armed_block_; }
   void set_mode(Mode mode) { mode_ = mode; }
   // The sampler is going: the tap forwards (and routes the arena's blocks) until it is taken
   // back or the state ends.
@@ -91,6 +96,7 @@ class AllocatorTap {
   Mode mode_ = Mode::Idle;
   LuaSampler* sampler_ = nullptr;                 // null once orphaned
   std::atomic<bool> own_work_{false};
+  std::atomic<std::uintptr_t> armed_block_{kNoArmedBlock};
   lua_Alloc host_;
   void* host_ud_;
   const void* last_block_;  // the main state's block: its free ends the state (null: not known)

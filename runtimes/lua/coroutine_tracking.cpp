@@ -62,6 +62,12 @@ int co_close(lua_State* L) {
 
 #endif
 
+#if LUA_VERSION_NUM >= 504
+lua_CFunction co_close_function() { return co_close; }
+#else
+lua_CFunction co_close_function() { return nullptr; }
+#endif
+
 int co_create(lua_State* L) {
   int results = release_function(L, kCreate)(L);
   if (LuaSampler* sampler = LuaSampler::of(L)) sampler->fix_inherited_hook(L, lua_tothread(L, -1));
@@ -193,10 +199,56 @@ void replace_in(lua_State* L, int table) {
 }
 #endif
 
+const char* const kNames[] = {"resume", "close", "create", "wrap"};  // Upvalue order
+const lua_CFunction kOurs[] = {co_resume, nullptr, co_create, co_wrap};
+
+// The release's function behind table[name]: the value itself when it is a C function not of
+// ours, the upvalue ours holds it in, or null.
+lua_CFunction release_function_in(lua_State* L, int table, int which) {
+  lua_getfield(L, table, kNames[which]);
+  lua_CFunction f = lua_tocfunction(L, -1);
+  const lua_CFunction ours = which == kClose - 1 ? co_close_function() : kOurs[which];
+  if (f && f == ours && lua_getupvalue(L, -1, which + 1)) {
+    f = lua_tocfunction(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return f;
+}
+
+// Puts the release's functions back in `table` where ours are.
+void restore_in(lua_State* L, int table) {
+  for (int which = 0; which < 4; ++which) {
+    lua_getfield(L, table, kNames[which]);
+    lua_CFunction f = lua_tocfunction(L, -1);
+    const lua_CFunction ours = which == kClose - 1 ? co_close_function() : kOurs[which];
+    if (f && f == ours && lua_getupvalue(L, -1, which + 1) && lua_iscfunction(L, -1)) lua_setfield(L, table, kNames[which]);
+    lua_settop(L, table);
+  }
+}
+
 }  // namespace
 
 lua_CFunction wrapped_coroutine_function() { return co_wrapped; }
 
 void install_coroutine_tracking(lua_State* L) { replace_in_library(L, LUA_COLIBNAME, replace_in); }
+
+void remove_coroutine_tracking(lua_State* L) { replace_in_library(L, LUA_COLIBNAME, restore_in); }
+
+ReleaseCoroutineFunctions release_coroutine_functions(lua_State* L) {
+  ReleaseCoroutineFunctions r;
+  int top = lua_gettop(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, LUA_COLIBNAME) == LUA_TTABLE) {
+    const int table = lua_gettop(L);
+    r.resume = release_function_in(L, table, kResume - 1);
+    r.wrap = release_function_in(L, table, kWrap - 1);
+#if LUA_VERSION_NUM >= 504
+    r.close = release_function_in(L, table, kClose - 1);
+#endif
+  }
+  lua_settop(L, top);
+  return r;
+}
 
 }  // namespace scriptprof::lua

@@ -9,8 +9,19 @@ extern "C" {
 
 namespace scriptprof::lua {
 
-// Replaces create, resume, close and wrap in L's `coroutine` library table (and package.loaded's).
+// Replaces create, resume, close and wrap in L's `coroutine` library table (and package.loaded's),
+// where a mode needs every switch told (resume_chain.hpp says when).
 void install_coroutine_tracking(lua_State* L);
+// Puts the release's functions back where ours are (a table the program changed since keeps its
+// own). Closures of ours the program kept still work, and still tell the sampler.
+void remove_coroutine_tracking(lua_State* L);
+
+// The release's own coroutine functions as L's library has them (through ours when they are
+// installed); null where the library holds something else. close is null before 5.4.
+struct ReleaseCoroutineFunctions {
+  lua_CFunction resume = nullptr, close = nullptr, wrap = nullptr;
+};
+ReleaseCoroutineFunctions release_coroutine_functions(lua_State* L);
 
 // The C function behind every function coroutine.wrap returns (so reports can name it).
 lua_CFunction wrapped_coroutine_function();

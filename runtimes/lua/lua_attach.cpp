@@ -8,7 +8,7 @@ extern "C" {
 
 #include "lua_api_compat.hpp"
 
-#include "coroutine_tracking.hpp"
+#include "coroutine_tracking.hpp"  // wrapped_coroutine_function
 #include "hook_tracking.hpp"
 
 namespace scriptprof::lua {
@@ -63,7 +63,6 @@ LuaSampler* attach_sampler(lua_State* L) {
   lua_setmetatable(L, -2);
   lua_rawsetp(L, LUA_REGISTRYINDEX, holder);  // keyed by its own address: unique
   (*holder)->name_c_function(wrapped_coroutine_function(), "coroutine.wrap (function)");
-  install_coroutine_tracking(L);
   install_hook_tracking(L);
   return *holder;
 }

@@ -20,6 +20,7 @@ class ExcludedProcesses {
   // with nothing changed, when there is no stack room to key the registry by `thread`.
   bool set(lua_State* L, lua_State* thread, bool profiled);
   bool excluded(lua_State* thread) const { return !threads_.empty() && threads_.count(thread) > 0; }
+  bool any() const { return !threads_.empty(); }
   std::size_t own_bytes() const;
 
  private:

@@ -3,7 +3,9 @@
 // moves with the running state.
 #include "lua_sampler.hpp"
 
+#include "coroutine_tracking.hpp"
 #include "lua_registry_keys.hpp"
+#include "lua_resume_chain.hpp"
 
 namespace scriptprof::lua {
 
@@ -12,8 +14,44 @@ namespace scriptprof::lua {
 bool LuaSampler::set_process_profiled(lua_State* L, lua_State* thread, bool profiled) {
   OwnWork own(*this);
   if (!excluded_.set(L, thread, profiled)) return false;
+  // An exclusion is judged at every switch: from now on each is told.
+  if (engine_.active() && !tracking_switches_ && needs_switches_told()) track_switches(L, true);
   update_excluded();
   return true;
+}
+
+// ---- Which coroutine runs -------------------------------------------------------------------
+
+lua_State* LuaSampler::running_state() const { return running_end(current_.load(std::memory_order_acquire)); }
+
+void LuaSampler::chain_for_sample(lua_State* L) {
+  sample_chain_ = chain_;
+  extend_chain(sample_chain_, L);
+}
+
+bool LuaSampler::needs_switches_told() const {
+  return counting_ || excluded_.any() || !verify_resume_chain(main_);
+}
+
+// L runs now (normal context). Installing while a coroutine runs: the chain found on top of
+// the one told becomes the one told, as our functions will keep it from now on.
+void LuaSampler::track_switches(lua_State* L, bool track) {
+  if (track == tracking_switches_) return;
+  tracking_switches_ = track;
+  if (!track) {
+    remove_coroutine_tracking(L);
+    return;
+  }
+  install_coroutine_tracking(L);
+  SamplerEngine::ArmMove move(engine_);
+  extend_chain(chain_, L);
+  if (chain_.running() != L) chain_.run(L);
+  current_.store(L, std::memory_order_release);
+}
+
+void LuaSampler::armed_thread_freed() {
+  SamplerEngine::ArmMove move(engine_);
+  arm_.forget_freed();  // its ticks stay pending, for the state that runs now
 }
 
 void LuaSampler::update_excluded() {
@@ -65,11 +103,14 @@ void LuaSampler::sample_now() {
     std::uint64_t ticks = engine_.take_ticks();
     // Lua runs here if the running state is inside a call (the host called into Lua, and Lua
     // into the host function that is changing zones); otherwise only native code ran.
-    lua_State* L = current_.load(std::memory_order_relaxed);
+    lua_State* L = running_state();
     lua_Debug ar;
     frames_.clear();
     lines_.clear();
-    if (L && lua_status(L) == LUA_OK && lua_getstack(L, 0, &ar)) walker_.walk_sample(L, 0);
+    if (L && lua_status(L) == LUA_OK && lua_getstack(L, 0, &ar)) {
+      chain_for_sample(L);
+      walker_.walk_sample(L, 0);
+    }
     if (engine_.current_excluded())
       engine_.exclude_ticks(ticks);
     else if (ticks)

@@ -2,10 +2,16 @@
 // never allocates and never walks the stack (settraps inside lua_sethook only marks frames).
 #include "lua_safe_point_arm.hpp"
 
+#include "allocator_tap.hpp"
+#include "lua_resume_chain.hpp"
+
 namespace scriptprof::lua {
 
 ArmResult LuaSafePointArm::arm(const ArmContext& context) {
-  lua_State* L = running_.load(std::memory_order_acquire);
+  // The state told to run, or the coroutine it resumes (the switch is told to nobody).
+  lua_State* told = running_.load(std::memory_order_acquire);
+  lua_State* L = running_end(told);
+  told_runs_.store(L == told, std::memory_order_relaxed);
   if (!L) return ArmResult::Elsewhere;
   if (!stack_settled(L)) return ArmResult::NotNow;  // its frames point into a freed block
   // No function runs on L: the host's own code, between its calls into Lua. Its time is the
@@ -27,7 +33,10 @@ ArmResult LuaSafePointArm::arm(const ArmContext& context) {
     }
     // The program replaced our hook (debug.sethook): keep its hook as the one to restore.
   } else if (armed != nullptr) {
-    return ArmResult::Elsewhere;  // armed on another state; it samples when that state runs again
+    // Armed on a coroutine that has switched out since (no switch is told) or on a resumer
+    // before its coroutine set itself running: the ticks belong where the program runs now.
+    // The other state is suspended on this thread: its hook fields are not being written.
+    disarm(false, context);
   }
   return arm(L, context) ? ArmResult::Armed : ArmResult::NotNow;
 }
@@ -41,8 +50,11 @@ ArmResult LuaSafePointArm::arm(const ArmContext& context) {
 // for a signal once it runs (NotNow). A thread that wakes in the microseconds between the
 // kernel's word and the writes, and sets a hook, keeps its own: the writes lose (NotNow).
 ArmResult LuaSafePointArm::arm_blocked(const ArmContext&) {
+  // A coroutine found running at the last tick may have switched since: no frame is read from
+  // here to know (the thread may wake meanwhile), so the ticks wait for a signal.
   lua_State* L = running_.load(std::memory_order_acquire);
-  if (!L || counting_ || in_profiler_.load(std::memory_order_acquire)) return ArmResult::NotNow;
+  if (!L || counting_ || in_profiler_.load(std::memory_order_acquire) || !told_runs_.load(std::memory_order_relaxed))
+    return ArmResult::NotNow;
   if (!stack_settled(L)) return ArmResult::NotNow;
   if (armed_.load(std::memory_order_acquire) != nullptr) return ArmResult::AlreadyArmed;
   if (!g_state_layout_verified.load(std::memory_order_acquire) || lua_gethook(L) != nullptr ||
@@ -52,10 +64,10 @@ ArmResult LuaSafePointArm::arm_blocked(const ArmContext&) {
   borrowed_ = false;
   blocked_arm_ = true;
   pending_c_ = {};
-  armed_.store(L, std::memory_order_release);  // before the hook: it finds itself armed
+  publish(L);  // before the hook: it finds itself armed
   if (set_return_hook_from_outside(L, sampler_hook)) return ArmResult::Armed;
   blocked_arm_ = false;
-  armed_.store(nullptr, std::memory_order_release);
+  publish(nullptr);
   return ArmResult::NotNow;
 }
 
@@ -106,12 +118,12 @@ bool LuaSafePointArm::arm(lua_State* L, const ArmContext& context) {
   arms_.fetch_add(1, std::memory_order_acq_rel);
   if (!rearm && borrowable) {
     borrowed_ = true;
-    armed_.store(L, std::memory_order_release);
+    publish(L);
     set_hook_keeping_countdown(L, sampler_hook, saved_.mask | LUA_MASKCALL, saved_.count);
     return true;
   }
   borrowed_ = false;
-  armed_.store(L, std::memory_order_release);
+  publish(L);
   // COUNT: the next Lua instruction. CALL: a function called (the callee started after the
   // tick, so the sample is the caller's). The host's own events stay. RETURN, in a Lua
   // function: Lua 5.4 sees an outside hook only where an instruction re-reads its trap (calls,
@@ -158,6 +170,7 @@ void LuaSafePointArm::note_c_frame(lua_State* L) {
 void LuaSafePointArm::disarm(bool fired, const ArmContext&) {
   lua_State* armed = armed_.load(std::memory_order_acquire);
   if (!armed) return;
+  last_restored_ = saved_.hook != sampler_hook ? saved_ : HostHook{};
   if (lua_gethook(armed) == sampler_hook) {
     if (borrowed_) {
       set_hook_keeping_countdown(armed, saved_.hook, saved_.mask, saved_.count);  // it went on under ours
@@ -169,7 +182,14 @@ void LuaSafePointArm::disarm(bool fired, const ArmContext&) {
   }
   if (!fired) pending_c_ = {};
   blocked_arm_ = false;
-  armed_.store(nullptr, std::memory_order_release);
+  publish(nullptr);
+}
+
+void LuaSafePointArm::publish(lua_State* L) {
+  // A thread's block holds LUA_EXTRASPACE bytes before the state (lstate.c, LX).
+  armed_block_.store(L ? reinterpret_cast<std::uintptr_t>(L) - LUA_EXTRASPACE : AllocatorTap::kNoArmedBlock,
+                     std::memory_order_release);
+  armed_.store(L, std::memory_order_release);
 }
 
 void LuaSafePointArm::stack_block_grew(const void* old_block, const ArmContext& context) {

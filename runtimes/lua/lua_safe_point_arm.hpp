@@ -35,8 +35,10 @@ class LuaSafePointArm final : public TickArm {
   // our hook is on every thread) changes what an arm borrows; `in_profiler`: the profiler's own
   // work, where no blocked arm lands. It holds no engine: a tick reaches it only through the
   // ArmContext it is given.
-  LuaSafePointArm(const std::atomic<lua_State*>& running, const bool& counting, const std::atomic<bool>& in_profiler)
-      : running_(running), counting_(counting), in_profiler_(in_profiler) {}
+  // `armed_block`: where the allocator tap looks for the armed thread's free (the tap's).
+  LuaSafePointArm(const std::atomic<lua_State*>& running, const bool& counting, const std::atomic<bool>& in_profiler,
+                  std::atomic<std::uintptr_t>& armed_block)
+      : running_(running), counting_(counting), in_profiler_(in_profiler), armed_block_(armed_block) {}
 
   // Normal context, before the timer can tick: nothing armed or pending; `in_place`: this Lua
   // grows stacks with realloc in place (5.4.0-5.4.2), which the allocator tells us of.
@@ -45,8 +47,16 @@ class LuaSafePointArm final : public TickArm {
     clear();
   }
   void clear() {
-    armed_.store(nullptr);
+    publish(nullptr);
     pending_c_ = {};
+    last_restored_ = {};
+  }
+  // The armed thread was freed (a coroutine collected while it waited for its safe point): the
+  // arm is forgotten without a write to it. Normal context, inside the engine's critical section.
+  void forget_freed() {
+    publish(nullptr);
+    pending_c_ = {};
+    blocked_arm_ = false;
   }
 
   // TickArm: the tick arms the running state; from the timer's thread, the running state while
@@ -65,6 +75,8 @@ class LuaSafePointArm final : public TickArm {
   // The armed state's own hook, restored after the sample, and whether the arm rides on that
   // hook's own events (borrowed) rather than a count of ours.
   const HostHook& saved() const { return saved_; }
+  // The hook the last disarm put back (a thread made while it was armed copied ours instead).
+  const HostHook& last_restored() const { return last_restored_; }
   bool borrowed() const { return borrowed_; }
   // The C function a tick found running, taken by the sample (normal context).
   PendingCFrame take_pending_c() {
@@ -107,14 +119,21 @@ class LuaSafePointArm final : public TickArm {
 
  private:
   bool still_armed(lua_State* L) const;  // waiting for its safe point
+  // Sets armed_, the tap's view of its block first: a thread armed is a block watched.
+  void publish(lua_State* L);
   bool stack_settled(lua_State* L);      // no stack move under way
   void note_c_frame(lua_State* L);
 
   const std::atomic<lua_State*>& running_;
   const bool& counting_;
   const std::atomic<bool>& in_profiler_;
+  std::atomic<std::uintptr_t>& armed_block_;
+  // Whether the last tick's running state was the one told (no coroutine found on top of it):
+  // the timer's thread arms only that one (arm_blocked), never reading frames.
+  std::atomic<bool> told_runs_{true};
   std::atomic<lua_State*> armed_{nullptr};  // state whose hook we replaced, or null
   HostHook saved_;                          // armed_'s own hook, restored after the sample
+  HostHook last_restored_;                  // saved_ as the last disarm restored it
   bool borrowed_ = false;                   // armed on the program's own hook's events
   bool blocked_arm_ = false;                // armed from the timer's thread (arm_blocked)
   std::atomic<std::uint32_t> arms_{0};      // arms that set our hook (arms_so_far)

@@ -4,6 +4,7 @@
 #include "lua_sampler.hpp"
 
 #include "lua_registry_keys.hpp"
+#include "lua_resume_chain.hpp"
 #include "scriptprof/heap_bytes.hpp"
 
 extern "C" {
@@ -101,7 +102,6 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   settings_ = settings;
   counting_ = engine_.counting();
   functions_.configure(settings.interpret_closures, settings.keep_chunk_text);
-  functions_.learn_c_names(L);
   // Once per process. A Lua whose structs match no layout the module knows is sampled through
   // the public API alone, and the profile says so.
   if (verify_state_layout(L)) {
@@ -120,6 +120,12 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   }
   arm_.clear(stack_moves_in_place());
   hook_lookup_enter(this, L);
+  // Every switch told only where the run needs it; else the running coroutine is found from
+  // the frames that resume it, and nothing of ours is on the switch path.
+  if (lua_CFunction wrap = verify_resume_chain(L) ? release_wrap_function() : nullptr)
+    name_c_function(wrap, "coroutine.wrap (function)");
+  if (needs_switches_told()) track_switches(L, true);
+  functions_.learn_c_names(L);  // (our coroutine functions too, when installed)
   counter_.update_quick(counting_);
 
   // Whatever ran before, L runs now.
@@ -167,6 +173,7 @@ void LuaSampler::stop() {
     counter_.finish(main_);
   }
   remove_space_hooks();
+  track_switches(main_, false);
   functions_.qualify_names(main_);
   engine_.stop();  // inactive: the GC sentinel sees this and lets itself go
 }
@@ -242,11 +249,15 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
     }
   }
   // A stray hook: copied into a new thread by lua_newthread, or left after the profiler
-  // stopped. Put back what the state should have.
-  if (counting_ && engine_.active())
+  // stopped. Put back what the state should have: under counting, ours over the program's;
+  // else the hook its creator had under the arm, which lua_newthread would have copied (the
+  // creator is the state armed last: a thread is made inside the C function the arm waits out).
+  if (counting_ && engine_.active()) {
     sharing_.install(L, L);
-  else
-    set_hook(L, nullptr, 0, 0);
+  } else {
+    const HostHook& h = arm_.last_restored();
+    set_hook(L, h.hook, h.mask, h.count);
+  }
 }
 
 void LuaSampler::take_sample(const SamplerEngine::Sampling& sampling, lua_State* L, bool skip_leaf) {
@@ -259,6 +270,7 @@ void LuaSampler::take_sample(const SamplerEngine::Sampling& sampling, lua_State*
     return;
   }
   const void* seek = c.fn ? c.ci : nullptr;
+  chain_for_sample(L);
   bool seen = walker_.walk_sample(L, skip_leaf ? 1 : 0, seek);
   // The call's caller is the profiler itself (a tick between starting the timer and calling
   // the profiled function): the callee, about to run, is the best owner of the sample.

@@ -7,8 +7,9 @@
 //   LuaHookSharing    the program's own hooks, kept under ours while calls are counted
 //   AllocatorTap      the allocator wrapper and the profiler's arena
 // The sampler itself runs the run (start, stop, resume), knows which process runs (coroutines
-// through the coroutine library's replacements or a C host's enter_coroutine/leave_coroutine,
-// fibers when embedded), takes a sample at the safe point and records it.
+// found from the frames that resume them, or told by the coroutine library's replacements where
+// the run needs every switch, or by a C host's enter_coroutine/leave_coroutine; fibers when
+// embedded), takes a sample at the safe point and records it.
 #pragma once
 extern "C" {
 #include <lua.h>
@@ -205,6 +206,7 @@ class LuaSampler final : private RuntimeAdapter {
   }
   void on_move(const void* from, const void* to) { engine_.on_move(from, to); }  // a realloc moved a block
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer
+  void armed_thread_freed();            // from the allocator tap: the armed thread's block goes
 
  private:
   // The adapter contract (RuntimeAdapter): the engine's tick arms the running state (arm_).
@@ -222,6 +224,14 @@ class LuaSampler final : private RuntimeAdapter {
   void new_gc_sentinel(lua_State* L);
   void arm_for_allocation();                        // an allocation sample is due
   void update_excluded();
+  // The state running Lua code now: the one told, or the coroutine running on top of it.
+  lua_State* running_state() const;
+  // chain_, and the coroutines running on top of it up to L, for L's sample (sample_chain_).
+  void chain_for_sample(lua_State* L);
+  // Whether the run needs every coroutine switch told (counting, excluded processes, or a Lua
+  // whose resume frames cannot be read), and installs or removes our coroutine library.
+  bool needs_switches_told() const;
+  void track_switches(lua_State* L, bool track);
   void finish_limit();                              // suspends and warns when max_samples was reached
   std::uint32_t current_process();                  // fills the profiles' thread list as needed
 
@@ -246,7 +256,9 @@ class LuaSampler final : private RuntimeAdapter {
   std::atomic<bool>& in_profiler_;
   // Which process runs: shared with the signal handler (lock-free).
   std::atomic<lua_State*> current_{nullptr};       // the state running Lua code now
-  ProcessChain chain_;                             // the running coroutine and its resumers
+  ProcessChain chain_;                             // the running coroutine and its resumers, as told
+  ProcessChain sample_chain_;                      // chain_ and what a sample found on top of it
+  bool tracking_switches_ = false;                 // our coroutine library: every switch is told
   ExcludedProcesses excluded_;                     // processes not profiled
   std::vector<FunctionId>& frames_ = engine_.frames();  // the engine's sinks for one walk:
   std::vector<int>& lines_ = engine_.lines();           // functions and current lines
@@ -256,8 +268,8 @@ class LuaSampler final : private RuntimeAdapter {
   LuaFunctionTable functions_{engine_};                                  // identities and names
   LuaHookSharing sharing_{engine_, in_profiler_};                        // the program's hooks
   LuaCallCounter counter_{engine_, functions_, sharing_, in_profiler_};  // exact calls
-  LuaSafePointArm arm_{current_, counting_, in_profiler_};               // the signal path
-  LuaStackWalker walker_{functions_, chain_, frames_, lines_};           // the sample's frames
+  LuaSafePointArm arm_{current_, counting_, in_profiler_, tap_->armed_block()};  // the signal path
+  LuaStackWalker walker_{functions_, sample_chain_, frames_, lines_};           // the sample's frames
 };
 
 }  // namespace scriptprof::lua

@@ -35,7 +35,7 @@ void LuaSampler::install_space_hooks(lua_State* L) {
 void LuaSampler::remove_space_hooks() { tap_->set_mode(AllocatorTap::Mode::Idle); }
 
 void LuaSampler::arm_for_allocation() {
-  lua_State* L = current_.load(std::memory_order_acquire);
+  lua_State* L = running_state();
   if (!L) return;
   // Arm the next safe point, as a tick does; the signal handler keeps off meanwhile. If a hook
   // is already armed, its sample carries these bytes too.
@@ -70,6 +70,7 @@ void LuaSampler::on_gc_cycle(lua_State* L) {
     // Over the sampling budget, the cycle is carried by the next sample, as ticks are.
     if (!engine_.over_budget()) {
       const SamplerEngine::Sampling sampling(engine_);
+      chain_for_sample(L);
       walker_.walk_sample(L, 0);  // the finalizer is one of our own functions: not a frame
       record(sampling, SampleKind::Gc, engine_.take_gc_cycles());
     }

@@ -171,6 +171,27 @@ RunningFrame running_frame(lua_State* L) {
   return f;
 }
 
+lua_State* thread_in_hand(lua_State* L, lua_CFunction by_argument, lua_CFunction also_by_argument,
+                          lua_CFunction by_upvalue) {
+  if (!layout_reads_frames()) return nullptr;
+  const CallInfoMirror* ci = running_ci(L);
+  if (ci == nullptr || !is_c(ci)) return nullptr;
+  const Slot* slot = ci->func;
+  const Slot* top = state_top(L);  // read before the slots it vouches for
+  if (slot < stack_base(L) || slot >= top) return nullptr;
+  const Slot* held = nullptr;
+  if (top == slot + 2 && (slot->tt & kTagBits) == kLightCFunction && slot->value != nullptr &&
+      (slot->value == reinterpret_cast<const void*>(by_argument) ||
+       slot->value == reinterpret_cast<const void*>(also_by_argument))) {
+    held = slot + 1;
+  } else if (top == slot + 1 && slot->tt == (kCClosure | 0x40) && by_upvalue) {
+    const auto* closure = static_cast<const CClosureMirror*>(slot->value);
+    if (closure->f == by_upvalue && closure->nupvalues >= 1) held = &closure->upvalue[0];
+  }
+  if (!held || held->tt != kThread) return nullptr;
+  return static_cast<lua_State*>(const_cast<void*>(held->value));
+}
+
 bool hook_has_room(lua_State* L) {
   if (!layout_reads_frames()) return true;  // not known; 5.1's stack has no limit a hook could pass
   if (verified_stack_far_below_limit(L)) return true;

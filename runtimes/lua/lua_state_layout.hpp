@@ -58,6 +58,16 @@ struct RunningFrame {
 };
 RunningFrame running_frame(lua_State* L);
 
+// The coroutine L's running C function holds while that coroutine runs: the first argument of a
+// call to `by_argument` or `also_by_argument` (light C functions: coroutine.resume, close) whose
+// stack holds that argument alone, or the first upvalue of a C closure of `by_upvalue` (the
+// function coroutine.wrap returns) whose stack is empty. Null otherwise, or when the layout is
+// not verified. Signal-safe as running_frame: the heights are those of a call blocked in
+// lua_resume; a returning call pushes its results above them before any result overwrites the
+// slots read, so a slot read at that height is whole and the closure it names is real.
+lua_State* thread_in_hand(lua_State* L, lua_CFunction by_argument, lua_CFunction also_by_argument,
+                          lua_CFunction by_upvalue);
+
 // Whether every hook Lua may call on L before the running frame returns can get its
 // LUA_MINSTACK slots without passing LUAI_MAXSTACK, so arming cannot raise "stack overflow".
 // True when the layout is not verified (nothing better is known). Signal-safe as above.

@@ -264,5 +264,17 @@ static_assert(same_head<State543>() && same_head<State540>() && same_head<State5
 constexpr unsigned char kLightCFunction = 0x16;  // LUA_VLCF (5.4), LUA_TLCF (5.2, 5.3)
 constexpr unsigned char kCClosure = 0x26;        // LUA_VCCL, LUA_TCCL (without the collectable bit)
 constexpr unsigned char kTagBits = 0x3f;
+constexpr unsigned char kThread = 0x48;          // LUA_VTHREAD, LUA_TTHREAD, with the collectable bit
+
+// A C closure (lobject.h, "CClosure"), 5.2 to 5.5: the closure header, the function, then its
+// upvalues.
+struct CClosureMirror {
+  void* next;  // CommonHeader
+  unsigned char tt, marked;
+  unsigned char nupvalues;
+  void* gclist;
+  lua_CFunction f;
+  Slot upvalue[1];
+};
 
 }  // namespace scriptprof::lua::mirror

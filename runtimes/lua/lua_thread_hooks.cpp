@@ -34,7 +34,9 @@ HostHook LuaSampler::program_visible_hook(lua_State* L, lua_State* L1) {
     h = hook_of(L1);
     if (h.hook == sampler_hook && arm_.armed() == L1) h = arm_.saved();
   }
-  if (h.hook == sampler_hook) h = recorded;
+  // Ours, not armed: the program's over ours when counting, else a thread made while its
+  // creator was armed, which will put back what it copied (on_hook's stray case).
+  if (h.hook == sampler_hook) h = counting_ && engine_.active() ? recorded : arm_.last_restored();
   return h;
 }
 

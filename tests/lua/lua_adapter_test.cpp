@@ -241,6 +241,52 @@ TEST_CASE("a C host resuming a coroutine itself tells the adapter and samples fo
   CHECK(check_invariants(p).empty());
 }
 
+namespace {
+LuaSampler* g_ticked = nullptr;
+std::uint64_t g_tick_ns = 0;
+// A tick handed to the engine as the timer would, from inside the running Lua code.
+int tick_now(lua_State*) {
+  g_ticked->engine().on_tick(1, 0, g_tick_ns += 1'000'000);
+  return 0;
+}
+// A tick that lands in a C function which then yields: the coroutine is armed, and suspended
+// before any instruction of it runs, so the arm waits in it.
+int tick_and_yield(lua_State* L) {
+  tick_now(L);
+  return lua_yield(L, 0);
+}
+}  // namespace
+
+TEST_CASE("a coroutine collected while armed for a sample leaves the arm, and its tick is the resumer's") {
+  State s;
+  LuaSampler* sampler = attach_sampler(s.L);
+  g_ticked = sampler;
+  lua_register(s.L, "tick_now", tick_now);
+  lua_register(s.L, "tick_and_yield", tick_and_yield);
+  std::string error;
+  // A rate far below the test's length: every tick is the test's own.
+  REQUIRE(sampler->start(s.L, at(1), &error));
+  s.run(R"(
+    function abandon()
+      local co = coroutine.create(function() tick_and_yield() end)
+      assert(coroutine.resume(co))
+      co = nil
+      collectgarbage(); collectgarbage()  -- the armed coroutine is freed
+    end
+    function resumer() abandon(); tick_now() end
+    resumer()
+  )");
+  sampler->stop();
+  g_ticked = nullptr;
+  const Profile& p = sampler->engine().profile();
+  INFO(statprof_flat_report(p));
+  // Both ticks are sampled once the resumer runs on; nothing wrote to the freed coroutine
+  // (the AddressSanitizer build would stop here).
+  CHECK(p.sample_weight() == 2);
+  CHECK(cumulative_of(p, "resumer (") == 2);
+  CHECK(check_invariants(p).empty());
+}
+
 TEST_CASE("closing the state while profiling stops everything cleanly") {
   auto* s = new State;
   LuaSampler* sampler = attach_sampler(s->L);

@@ -53,6 +53,31 @@ for name, make in pairs({wrap = via_wrap, resume = via_resume}) do
   H.check_invariants(profiler, name)
 end
 
+-- Which coroutine runs is found from the frames that resume it: a sampling run leaves the
+-- coroutine library as it is. A run that counts calls, or that excludes a coroutine, needs every
+-- switch told: it installs its own functions for the run and puts the library's back at its end.
+do
+  local lib = {resume = coroutine.resume, wrap = coroutine.wrap, create = coroutine.create, close = coroutine.close}
+  local function library_is_stock()
+    for k, f in pairs(lib) do if coroutine[k] ~= f then return false end end
+    return true
+  end
+  profiler.start_profiler{hz = 1000}
+  H.check(library_is_stock(), "a sampling run leaves the coroutine library as it is")
+  profiler.stop()
+  profiler.start_profiler{count_calls = true}
+  H.check(coroutine.resume ~= lib.resume and coroutine.wrap ~= lib.wrap, "a counting run tells every switch")
+  profiler.stop()
+  H.check(library_is_stock(), "the library's own functions are back after the counting run")
+  profiler.start_profiler{hz = 1000}
+  local co = coroutine.create(function() end)
+  profiler.profile_process_p(co, false)
+  H.check(coroutine.resume ~= lib.resume, "excluding a coroutine during a run tells every switch from then on")
+  profiler.stop()
+  profiler.profile_process_p(co, true)
+  H.check(library_is_stock(), "the library's own functions are back after the run")
+end
+
 -- The coroutine library behaves exactly as without the profiler: the same script, run by the
 -- stock interpreter with and without `require "profiler"`, prints the same thing.
 local behaviours = [[
@@ -90,8 +115,11 @@ local plain = H.run(string.format("%s %s", H.lua, path))
 local profiled_script = string.format(
   "package.cpath=%q; local p = require 'profiler'; p.start(); dofile(%q); p.stop()", H.cpath, path)
 local profiled = H.run(string.format("%s -e %q", H.lua, profiled_script))
+-- Counting calls: through the profiler's own coroutine functions.
+local counted = H.run(string.format("%s -e %q", H.lua, (profiled_script:gsub("p%.start%(%)", "p.start_profiler{count_calls = true}"))))
 os.remove(path)
 -- Error messages name the chunk; both runs load the same file, so they match exactly.
 H.check(plain == profiled, "coroutine behaviour differs under the profiler:\n--- plain\n%s--- profiled\n%s", plain, profiled)
+H.check(plain == counted, "coroutine behaviour differs when calls are counted:\n--- plain\n%s--- counted\n%s", plain, counted)
 H.check(#plain > 200, "the behaviour script ran (%d bytes of output)", #plain)
 H.done()

@@ -70,3 +70,18 @@ local f3, m3, c3 = debug.gethook(co3)
 print("gethook of a hooked thread", f3 == h3, m3, c3)
 debug.sethook(co3)
 print("gethook of an unhooked thread", debug.gethook(co3))
+-- Coroutines made while the program's hook is set inherit its mask and count (lua_newthread
+-- copies them), before and after they first run: a tick landing in coroutine.create must not
+-- leave the profiler's hook in their place.
+local function hook_text(co) local f, m, c = debug.gethook(co) return tostring(f == nil) .. tostring(m) .. tostring(c) end
+debug.sethook(function() end, "", 100000)
+local seen = {}
+for _ = 1, 20000 do
+  local co = coroutine.create(function() local x = 0 for i = 1, 10 do x = x + i end return x end)
+  local before = hook_text(co)
+  coroutine.resume(co)
+  local key = before .. " / " .. hook_text(co)
+  seen[key] = (seen[key] or 0) + 1
+end
+debug.sethook()
+for key, n in pairs(seen) do print("a new coroutine's hook", key, n) end
