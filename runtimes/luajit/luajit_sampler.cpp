@@ -100,7 +100,8 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
     g_sampler = nullptr;
     return false;
   }
-  track_coroutines(L, true);
+  // Resumers are found from their frames; where that is not verified, every switch is told.
+  if (!find_resumers(L)) track_coroutines(L, tracking_ = true);
   functions_.learn_library_names(L);  // the tracking coroutine.resume and wrap included
   ++run_number_;
   // A served run that keeps its heap needs both (the engine set its interval).
@@ -128,7 +129,7 @@ void LuaJitSampler::stop() {
   lua_State* L = run_state_;
   bridge_.stop(L);
   remove_allocator(L);
-  track_coroutines(L, false);
+  if (tracking_) track_coroutines(L, tracking_ = false);
   if (counting_) {
     sharing_.share(L, false);
     if (jit_was_on_) luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
@@ -224,7 +225,8 @@ void LuaJitSampler::on_shared_hook(lua_State* L, lua_Debug* ar) {
 void LuaJitSampler::walk(lua_State* L) {
   frames_.clear();
   lines_.clear();
-  std::size_t idx = chain_.index_of(L);
+  chain_for_sample(L);
+  std::size_t idx = sample_chain_.index_of(L);
   lua_State* s = L;
   for (;;) {
     functions_.new_stack();  // each thread's stack dump is made afresh
@@ -238,7 +240,7 @@ void LuaJitSampler::walk(lua_State* L) {
       lines_.push_back(ar.currentline > 0 ? ar.currentline : 0);
     }
     if (idx == ProcessChain::kNotInChain || idx == 0) break;
-    s = static_cast<lua_State*>(chain_.at(--idx));
+    s = static_cast<lua_State*>(sample_chain_.at(--idx));
   }
 done:
   std::reverse(frames_.begin(), frames_.end());

@@ -132,9 +132,13 @@ class LuaJitSampler final : private RuntimeAdapter {
   void walk(lua_State* L);
   void mark_listed_counted(lua_State* L);  // luajit_selection.cpp
   void guard_jit_profile(lua_State* L);  // at construction: jit.profile.start refused in a run
-  // Replaces coroutine.resume and coroutine.wrap with tracking ones (luajit_coroutines.cpp),
-  // or puts LuaJIT's back.
+  // Whether a coroutine's resumer is found from its frame (once per process, by probes on L);
+  // else coroutine.resume and coroutine.wrap are replaced with tracking ones for the run
+  // (track_coroutines puts LuaJIT's back). luajit_coroutines.cpp.
+  bool find_resumers(lua_State* L);
   void track_coroutines(lua_State* L, bool on);
+  // chain_, and the resumers found from the thread told to run down to L (sample_chain_).
+  void chain_for_sample(lua_State* L);
   std::uint32_t process_of(lua_State* L);
   void release_run_state();                // the registry lets go of run_state_
   // luajit_space_sampling.cpp
@@ -150,7 +154,10 @@ class LuaJitSampler final : private RuntimeAdapter {
   JitProfilerBridge bridge_;
   bool counting_ = false;
   bool jit_was_on_ = true;
-  ProcessChain chain_;
+  ProcessChain chain_;                     // the running coroutine and its resumers, as told
+  ProcessChain sample_chain_;              // chain_ and the resumers found for a sample
+  bool tracking_ = false;                  // our coroutine.resume and wrap are installed
+  const void* resume_object_ = nullptr;    // LuaJIT's coroutine.resume, once find_resumers verified it
   std::vector<const void*> count_list_;    // function objects to count (empty: all); held in the registry
   lua::ExcludedProcesses excluded_;        // processes not profiled
   std::uint32_t run_number_ = 0;           // this run's GC sentinels carry it

@@ -129,6 +129,27 @@ spin(30000000)
 jp.stop()
 H.check(jp_samples > 0, "and jit.profile's own profiler then samples: %d", jp_samples)
 
+-- A coroutine's resumer is found from its frame: a run leaves LuaJIT's coroutine.resume and wrap
+-- in place (fast functions that traces can stitch), and a program's resume kept in a local is
+-- stitched like any other.
+do
+  local resume, wrap = coroutine.resume, coroutine.wrap
+  local function spin(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
+  local co = coroutine.create(function() while true do spin(2e6) coroutine.yield() end end)
+  profiler.statprof(function()
+    H.check(coroutine.resume == resume and coroutine.wrap == wrap, "a run leaves LuaJIT's coroutine functions in place")
+    for _ = 1, 20 do resume(co) end
+  end, { hz = 1000, display = false, full_stacks = true })
+  local stitched, alone = 0, 0
+  for _, stack in ipairs(profiler.fetch_stacks()) do
+    if stack[1]:find("^spin") then
+      if table.concat(stack, " <- "):find("statprof", 1, true) or #stack > 2 then stitched = stitched + stack.weight
+      else alone = alone + stack.weight end
+    end
+  end
+  H.check(stitched > 0 and alone == 0, "the coroutine's samples sit under its resumer (%d stitched, %d alone)", stitched, alone)
+end
+
 -- A run started in a coroutine that ends (and is collected) before the run is stopped.
 local co = coroutine.create(function() profiler.start_profiler({ hz = 1000 }) end)
 assert(coroutine.resume(co))
