@@ -151,6 +151,7 @@ Options parse_options(int argc, char** argv, const Frontend& fe) {
   }
   // A chunk loaded from a string is its own source text: kept only when it is to be printed.
   o.keep_chunk_text = !o.annotate.empty();
+  if (!o.annotate.empty()) o.run.lines = true;  // per-line self time, wherever it costs
   // lua5.4's options (lua.c's collectargs): from the first item CLI11 left to the script.
   std::vector<std::string> rest = app.remaining();
   std::size_t k = 0;

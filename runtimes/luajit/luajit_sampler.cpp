@@ -90,11 +90,15 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
   run_state_ = L;
   lua_pushthread(L);
   lua_setfield(L, LUA_REGISTRYINDEX, "scriptprof.run_state");
-  // 'l': safe points at every line as well as at calls and returns, so a tick in a long loop
-  // is taken in that loop, not at the function's return.
+  // 'f': safe points where a trace enters or leaves a function (and in the interpreter at
+  // calls), where a tick is charged to the right function, at the least cost. 'l', asked with
+  // `lines`: at every line as well, so the running line is exact and a tick in a long loop is
+  // taken in that loop, not at the function's return; on line-dense compiled code each line's
+  // check costs (1.6x on our hash program at 1 Hz, against 1.07 for 'f').
   // LuaJIT's profiler runs for the whole run: its safe points take the samples, and its stack
   // dump names C frames without pushing on a stack that may be at its limit.
-  if (!bridge_.start(L, 'l', profile_callback, this, error)) {
+  line_safe_points_ = settings.lines;
+  if (!bridge_.start(L, line_safe_points_ ? 'l' : 'f', profile_callback, this, error)) {
     release_run_state();
     engine_.stop();
     g_sampler = nullptr;
@@ -237,7 +241,10 @@ void LuaJitSampler::walk(lua_State* L) {
       if (boundary) goto done;
       if (id == kNoFunction) continue;  // the profiler's own function
       frames_.push_back(id);
-      lines_.push_back(ar.currentline > 0 ? ar.currentline : 0);
+      // The running function's line is where a function-level safe point fired (its entry or
+      // return), not where the time went: unknown. Its callers' lines are their calls.
+      const bool running_line = s == L && frames_.size() == 1 && !line_safe_points_;
+      lines_.push_back(ar.currentline > 0 && !running_line ? ar.currentline : 0);
     }
     if (idx == ProcessChain::kNotInChain || idx == 0) break;
     s = static_cast<lua_State*>(sample_chain_.at(--idx));

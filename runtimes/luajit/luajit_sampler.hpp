@@ -154,6 +154,7 @@ class LuaJitSampler final : private RuntimeAdapter {
   JitProfilerBridge bridge_;
   bool counting_ = false;
   bool jit_was_on_ = true;
+  bool line_safe_points_ = false;          // LuaJIT's profiler in 'l' mode (the run's `lines`)
   ProcessChain chain_;                     // the running coroutine and its resumers, as told
   ProcessChain sample_chain_;              // chain_ and the resumers found for a sample
   bool tracking_ = false;                  // our coroutine.resume and wrap are installed

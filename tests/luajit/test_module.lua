@@ -150,6 +150,34 @@ do
   H.check(stitched > 0 and alone == 0, "the coroutine's samples sit under its resumer (%d stitched, %d alone)", stitched, alone)
 end
 
+-- Lines: by default LuaJIT's function-level safe points, where the running function's line is
+-- not known (its callers' are); `lines = true` puts a safe point at every line, and the loop's
+-- two lines share its time.
+do
+  local function loop(n) local x = 0
+    for i = 1, n do
+      x = x + i % 7
+      x = x + i % 11
+    end
+    return x end
+  local first = debug.getinfo(loop, "S").linedefined
+  local function annotated(lines)
+    profiler.statprof(function() for _ = 1, 1500 do loop(100000) end end, { hz = 1000, display = false, lines = lines })
+    local path = os.tmpname()
+    profiler.annotate(loop, path)
+    local text = io.open(path):read("*a")
+    os.remove(path)
+    local shares = {}
+    for self, line in text:gmatch("\n +([%d.]+) +[%d.]+ +(%d+) ") do shares[tonumber(line) - first] = tonumber(self) end
+    return text, shares
+  end
+  local text, shares = annotated(false)
+  H.check(text:find("its own time has no lines", 1, true) and next(shares) == nil,
+          "without lines the running line is not claimed:\n%s", text)
+  text, shares = annotated(true)
+  H.check((shares[2] or 0) > 25 and (shares[3] or 0) > 25, "lines = true shares the loop's two lines:\n%s", text)
+end
+
 -- A run started in a coroutine that ends (and is collected) before the run is stopped.
 local co = coroutine.create(function() profiler.start_profiler({ hz = 1000 }) end)
 assert(coroutine.resume(co))

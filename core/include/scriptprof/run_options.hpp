@@ -22,6 +22,8 @@ struct RunSettings {
   bool sample_time = true;               // the timer samples stacks (off: gc or space only)
   bool count_calls = false;              // exact calls through the runtime's call events
   bool full_stacks = false;              // keep every sample (timeline), not only the tree
+  bool lines = false;                    // the running line exactly where that costs: LuaJIT's
+                                         // line-level safe points (function-level without)
   bool gc_samples = false;               // a stack sample after every GC cycle (statprof's gcprof)
   std::uint64_t alloc_bytes = 0;         // mean bytes between allocation samples (0: off)
   std::uint64_t max_samples = 100'000;   // stacks per profile before collection stops (0: no bound)

@@ -18,6 +18,10 @@ std::string annotated_source(const Profile& p, FunctionId f, const std::vector<s
                                   : p.clock == ClockKind::Gc  ? "garbage collections"
                                                               : "samples",
                                   pct(c.self));
+  std::uint64_t line_self = 0;
+  for (const auto& entry : lines) line_self += entry.second.self;
+  if (c.self > 0 && line_self == 0)
+    out += "(its own time has no lines: LuaJIT samples the running line with the lines option, --lines)\n";
   out += " self %  total %   line  source\n";
   auto row = [&](int line, const std::string& text) {
     auto it = lines.find(line);
