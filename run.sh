@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(g++ clang libclang-rt-14-dev cmake make pkg-config lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev lua5.2 liblua5.2-dev lua5.1 liblua5.1-0-dev libboost-context-dev catch2 nlohmann-json3-dev rapidjson-dev zlib1g-dev libcli11-dev golang-go luajit libluajit-5.1-dev love xvfb xauth luarocks valgrind angelscript-dev chromium time libcpp-httplib-dev curl)
+PACKAGES=(g++ clang libclang-rt-14-dev cmake make pkg-config lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev lua5.2 liblua5.2-dev lua5.1 liblua5.1-0-dev libboost-context-dev catch2 nlohmann-json3-dev rapidjson-dev zlib1g-dev libcli11-dev golang-go luajit libluajit-5.1-dev love xvfb xauth luarocks valgrind angelscript-dev chromium time libcpp-httplib-dev curl ccache)
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 install_missing() {
@@ -47,6 +47,11 @@ case "${1:-}" in
     # under about 30.
     phase() { echo "== ($((SECONDS / 60)) min $((SECONDS % 60)) s in) $*"; }
     install_missing
+    # One compiler cache for every build of the run: the Debian package's (a test builds it in
+    # build/deb) compiles the same sources with the same flags as build/, and takes its objects
+    # from the cache (paths below the checkout are compared relative to it).
+    export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+    export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
     phase "building build/"
     build build
     phase "tests (build/)"

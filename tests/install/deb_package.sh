@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debian package as a user would get it: packaging/deb.sh builds it (in BUILD_DIR/deb), it is
+# The Debian package as a user would get it: packaging/deb.sh builds it (in BUILD_DIR-deb), it is
 # unpacked into a scratch root (dpkg -x, as dpkg would install it), and from there luaprof runs
 # a script, each Lua's interpreter loads the module from where the package put it (the folder
 # Debian's Lua searches, moved under the root), luaprof --lua finds them, and a C host builds
@@ -10,8 +10,10 @@ build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$src/tests/lib/output_checks.sh"
-# Builds in a test run niced: the tests beside it on the machine's cores measure time.
-deb=$(nice -n 19 "$src/packaging/deb.sh" "$build/deb" | tail -1)
+# Builds in a test run niced: the tests beside it on the machine's cores measure time. Beside
+# the build folder, at its depth: with a compiler cache (./run.sh test) every object but the
+# few that differ for /usr comes from the build's, whose paths relative to the checkout match.
+deb=$(nice -n 19 "$src/packaging/deb.sh" "$build-deb" | tail -1)
 echo "== $(basename "$deb"): $(du -h "$deb" | cut -f1)"
 dpkg-deb -f "$deb" Package Version Depends
 dpkg -x "$deb" "$work/root"
