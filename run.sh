@@ -50,7 +50,8 @@ case "${1:-}" in
     # One compiler cache for every build of the run: the Debian package's (a test builds it in
     # build/deb) compiles the same sources with the same flags as build/, and takes its objects
     # from the cache (paths below the checkout are compared relative to it).
-    export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+    # The cache lives in the checkout (ignored, like the build folders): no home folder needed.
+    export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1 CCACHE_DIR=${CCACHE_DIR:-$PWD/build-ccache}
     export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
     phase "building build/"
     build build
