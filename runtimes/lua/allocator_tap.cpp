@@ -154,10 +154,12 @@ template <typename Allocator>
 void* AllocatorTap::allocate(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
   auto* t = static_cast<AllocatorTap*>(ud);
   // Nearly every call, kept to a few compares around the host's allocator: a block of the
-  // program's made or freed outside our work, no stack to guard.
-  if ((!ptr || nsize == 0) && nsize < kStackBlockNearLimit && !t->own_work_.load(std::memory_order_relaxed) &&
-      !t->arena_.owns(ptr) && ptr != t->last_block_ &&
-      reinterpret_cast<std::uintptr_t>(ptr) != t->armed_block_.load(std::memory_order_relaxed)) {
+  // program's made, or freed (not the arena's, the state's last, or the armed thread's),
+  // outside our work, no stack to guard. A new block needs none of a free's compares.
+  const bool program_block =
+      !ptr || (nsize == 0 && !t->arena_.owns(ptr) && ptr != t->last_block_ &&
+               reinterpret_cast<std::uintptr_t>(ptr) != t->armed_block_.load(std::memory_order_relaxed));
+  if (program_block && nsize < kStackBlockNearLimit && !t->own_work_.load(std::memory_order_relaxed)) {
     if (t->mode_ != Mode::Watch) return Allocator::call(t, ptr, osize, nsize);
     return t->watch<Allocator>(ptr, osize, nsize);
   }
