@@ -200,18 +200,27 @@ void replace_in(lua_State* L, int table) {
 #endif
 
 const char* const kNames[] = {"resume", "close", "create", "wrap"};  // Upvalue order
-const lua_CFunction kOurs[] = {co_resume, nullptr, co_create, co_wrap};
 
-// The release's function behind table[name]: the value itself when it is a C function not of
-// ours, the upvalue ours holds it in, or null.
-lua_CFunction release_function_in(lua_State* L, int table, int which) {
+// Our replacement of kNames[which] (null: none, close before 5.4).
+lua_CFunction our_function(int which) {
+  static const lua_CFunction ours[] = {co_resume, co_close_function(), co_create, co_wrap};
+  return ours[which];
+}
+
+// Pushes the release's function behind table[kNames[which]]: the upvalue ours holds it in,
+// returning true, when the field is ours; else the field's value itself.
+bool push_release_function(lua_State* L, int table, int which) {
   lua_getfield(L, table, kNames[which]);
-  lua_CFunction f = lua_tocfunction(L, -1);
-  const lua_CFunction ours = which == kClose - 1 ? co_close_function() : kOurs[which];
-  if (f && f == ours && lua_getupvalue(L, -1, which + 1)) {
-    f = lua_tocfunction(L, -1);
-    lua_pop(L, 1);
-  }
+  const lua_CFunction ours = our_function(which);
+  if (!ours || lua_tocfunction(L, -1) != ours || !lua_getupvalue(L, -1, which + 1)) return false;
+  lua_remove(L, -2);
+  return true;
+}
+
+// The release's function behind table[kNames[which]] (null: not a C function).
+lua_CFunction release_function_in(lua_State* L, int table, int which) {
+  push_release_function(L, table, which);
+  const lua_CFunction f = lua_tocfunction(L, -1);
   lua_pop(L, 1);
   return f;
 }
@@ -219,10 +228,7 @@ lua_CFunction release_function_in(lua_State* L, int table, int which) {
 // Puts the release's functions back in `table` where ours are.
 void restore_in(lua_State* L, int table) {
   for (int which = 0; which < 4; ++which) {
-    lua_getfield(L, table, kNames[which]);
-    lua_CFunction f = lua_tocfunction(L, -1);
-    const lua_CFunction ours = which == kClose - 1 ? co_close_function() : kOurs[which];
-    if (f && f == ours && lua_getupvalue(L, -1, which + 1) && lua_iscfunction(L, -1)) lua_setfield(L, table, kNames[which]);
+    if (push_release_function(L, table, which) && lua_iscfunction(L, -1)) lua_setfield(L, table, kNames[which]);
     lua_settop(L, table);
   }
 }
