@@ -40,23 +40,30 @@ int ask(lua_State* co) {
   return 0;
 }
 
-// Calls f(args...) on T, the probe's body asking; whether it saw the coroutine it ran in.
+// Resumes, through `resume` on T, a new coroutine whose body is `body` with the probe as its
+// upvalue; whether the resume succeeded. The new coroutine is left on T's stack.
+bool resume_probe(lua_State* T, Probe* probe, lua_CFunction resume, lua_CFunction body) {
+  lua_State* co = lua_newthread(T);
+  lua_pushlightuserdata(co, probe);
+  lua_pushcclosure(co, body, 1);
+  lua_pushcfunction(T, resume);
+  lua_pushvalue(T, -2);
+  const bool ok = lua_pcall(T, 1, 1, 0) == LUA_OK && lua_toboolean(T, -1);
+  lua_pop(T, 1);
+  return ok;
+}
+
+// Whether the probe's body, run through f (resume, or wrap when `wrap`), saw the coroutine it
+// ran in.
 bool resumes_found(lua_State* T, Probe* probe, lua_CFunction f, bool wrap) {
   probe->found = nullptr;
   if (wrap) {
     lua_pushcfunction(T, f);
     lua_pushlightuserdata(T, probe);
     lua_pushcclosure(T, ask, 1);
-    if (lua_pcall(T, 1, 1, 0) != LUA_OK) return false;
-    if (lua_pcall(T, 0, 0, 0) != LUA_OK) return false;
-  } else {
-    lua_State* co = lua_newthread(T);
-    lua_pushlightuserdata(co, probe);
-    lua_pushcclosure(co, ask, 1);
-    lua_pushcfunction(T, f);
-    lua_insert(T, -2);
-    if (lua_pcall(T, 1, 1, 0) != LUA_OK || !lua_toboolean(T, -1)) return false;
-    lua_pop(T, 1);
+    if (lua_pcall(T, 1, 1, 0) != LUA_OK || lua_pcall(T, 0, 0, 0) != LUA_OK) return false;
+  } else if (!resume_probe(T, probe, f, ask)) {
+    return false;
   }
   return probe->found != nullptr;
 }
@@ -76,14 +83,7 @@ int yield_holding(lua_State* co) {
 
 bool closes_found(lua_State* T, Probe* probe, lua_CFunction resume, lua_CFunction close) {
   probe->found = nullptr;
-  lua_State* co = lua_newthread(T);
-  lua_pushlightuserdata(co, probe);
-  lua_pushcclosure(co, yield_holding, 1);
-  lua_pushcfunction(T, resume);
-  lua_pushvalue(T, -2);
-  if (lua_pcall(T, 1, 1, 0) != LUA_OK || !lua_toboolean(T, -1)) return false;
-  lua_pop(T, 1);
-  probe->found = nullptr;  // (asked of nothing yet: the yield did not close)
+  if (!resume_probe(T, probe, resume, yield_holding)) return false;  // it yields, nothing closed
   lua_pushcfunction(T, close);
   lua_insert(T, -2);
   if (lua_pcall(T, 1, 1, 0) != LUA_OK || !lua_toboolean(T, -1)) return false;

@@ -122,8 +122,8 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   hook_lookup_enter(this, L);
   // Every switch told only where the run needs it; else the running coroutine is found from
   // the frames that resume it, and nothing of ours is on the switch path.
-  if (lua_CFunction wrap = verify_resume_chain(L) ? release_wrap_function() : nullptr)
-    name_c_function(wrap, "coroutine.wrap (function)");
+  verify_resume_chain(L);
+  if (lua_CFunction wrap = release_wrap_function()) name_c_function(wrap, "coroutine.wrap (function)");
   if (needs_switches_told()) track_switches(L, true);
   functions_.learn_c_names(L);  // (our coroutine functions too, when installed)
   counter_.update_quick(counting_);
