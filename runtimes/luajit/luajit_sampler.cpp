@@ -105,7 +105,7 @@ bool LuaJitSampler::start(lua_State* L, const RunSettings& settings, std::string
     return false;
   }
   // Resumers are found from their frames; where that is not verified, every switch is told.
-  if (!find_resumers(L)) track_coroutines(L, tracking_ = true);
+  if (!find_resumers(L)) track_coroutines(L, true);
   functions_.learn_library_names(L);  // the tracking coroutine.resume and wrap included
   ++run_number_;
   // A served run that keeps its heap needs both (the engine set its interval).
@@ -133,7 +133,7 @@ void LuaJitSampler::stop() {
   lua_State* L = run_state_;
   bridge_.stop(L);
   remove_allocator(L);
-  if (tracking_) track_coroutines(L, tracking_ = false);
+  if (!resume_object_) track_coroutines(L, false);
   if (counting_) {
     sharing_.share(L, false);
     if (jit_was_on_) luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);

@@ -132,9 +132,9 @@ class LuaJitSampler final : private RuntimeAdapter {
   void walk(lua_State* L);
   void mark_listed_counted(lua_State* L);  // luajit_selection.cpp
   void guard_jit_profile(lua_State* L);  // at construction: jit.profile.start refused in a run
-  // Whether a coroutine's resumer is found from its frame (once per process, by probes on L);
-  // else coroutine.resume and coroutine.wrap are replaced with tracking ones for the run
-  // (track_coroutines puts LuaJIT's back). luajit_coroutines.cpp.
+  // Whether a coroutine's resumer is found from its frame (at each start, by probes on L: it
+  // sets resume_object_); else coroutine.resume and coroutine.wrap are replaced with tracking
+  // ones for the run (track_coroutines puts LuaJIT's back). luajit_coroutines.cpp.
   bool find_resumers(lua_State* L);
   void track_coroutines(lua_State* L, bool on);
   // chain_, and the resumers found from the thread told to run down to L (sample_chain_).
@@ -157,8 +157,9 @@ class LuaJitSampler final : private RuntimeAdapter {
   bool line_safe_points_ = false;          // LuaJIT's profiler in 'l' mode (the run's `lines`)
   ProcessChain chain_;                     // the running coroutine and its resumers, as told
   ProcessChain sample_chain_;              // chain_ and the resumers found for a sample
-  bool tracking_ = false;                  // our coroutine.resume and wrap are installed
-  const void* resume_object_ = nullptr;    // LuaJIT's coroutine.resume, once find_resumers verified it
+  // LuaJIT's coroutine.resume, as the run's find_resumers verified it; null: our tracking
+  // coroutine functions are installed for the run.
+  const void* resume_object_ = nullptr;
   std::vector<const void*> count_list_;    // function objects to count (empty: all); held in the registry
   lua::ExcludedProcesses excluded_;        // processes not profiled
   std::uint32_t run_number_ = 0;           // this run's GC sentinels carry it
