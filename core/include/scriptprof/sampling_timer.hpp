@@ -26,6 +26,15 @@
 // time; with these gaps each tick's phase within such a repetition is uniform and independent
 // of the last.
 //
+// On the CPU clock the watcher does not guess when a thread that slept has run to its next
+// tick: where perf events are allowed, a task clock alarm (task_clock_alarm.hpp: the kernel's
+// count of the thread's CPU time) wakes it then, armed by each tick's handler on the thread
+// itself, or by the watcher for a thread it found blocked. Every tick then reaches the thread
+// the same few tens of microseconds after it fell due; polled, the ticks due just after a wake
+// waited up to 200 us for the next look and went to whatever ran then (a game's love.update,
+// 0.14 ms after each frame's sleep, came out 4-6 points low). SCRIPTPROF_TASK_CLOCK=off, or a
+// system that refuses perf events, keeps the polling; delivery() says which.
+//
 // Delivery on the thread instead (TimerSettings::on_thread): the watcher calls the handler
 // itself and the profiled thread gets no signal at all. For an adapter whose arm() may run
 // beside the running program (AngelScript's Suspend() is documented as callable from another
@@ -39,12 +48,15 @@
 #include <condition_variable>
 #include <cstdint>
 #include <ctime>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <sys/types.h>
 #include <string>
 
 namespace scriptprof {
+
+class TaskClockAlarm;
 
 enum class TimerClock : std::uint8_t { Cpu, Wall };
 
@@ -86,7 +98,7 @@ struct TimerSettings {
 
 class SamplingTimer {
  public:
-  SamplingTimer() = default;
+  SamplingTimer();
   SamplingTimer(const SamplingTimer&) = delete;  // the signal handler holds our address
   SamplingTimer& operator=(const SamplingTimer&) = delete;
   ~SamplingTimer();
@@ -130,8 +142,9 @@ class SamplingTimer {
   std::uint64_t handler_lost_ns() const { return handler_lost_ns_.load(std::memory_order_relaxed); }
   // The signal this timer delivers with (valid once started).
   int signal_number() const { return signal_; }
-  // How ticks reach the thread, for health(): "polled CPU clock, queued signal", "polled wall
-  // clock, queued signal" or "on the timer's thread".
+  // How ticks reach the thread, for health(): "task clock alarm, queued signal", "polled CPU
+  // clock, queued signal (...why no alarm)", "polled wall clock, queued signal" or "on the
+  // timer's thread".
   std::string delivery() const;
 
   // Signal-context entry (public for the process-wide handler only).
@@ -151,6 +164,15 @@ class SamplingTimer {
   ThreadState thread_state(bool look_closely);
   bool hand_over_blocked(std::uint64_t program);  // to settings_.on_blocked (watcher only)
   std::uint64_t next_blocked_look() const;        // delay to the next look at a blocked thread (watcher only)
+  // The next look at a blocked thread: with the task clock alarm (the CPU clock), armed to ring
+  // when the thread has run to its next tick (or at once, `pending` ticks waiting for it), the
+  // delay is only a floor; else next_blocked_look(). Watcher only.
+  std::uint64_t look_at_blocked(std::uint64_t program, bool pending);
+  // The watcher's sleep until its next look, the lock released meanwhile: on the alarm when
+  // there is one, else on thread_wake_.
+  void sleep_until_look(std::unique_lock<std::mutex>& lock, std::uint64_t delay);
+  void wake_watcher();  // stop(), set_period(): the watcher looks at its flags at once
+  std::uint64_t alarm_floor() const;  // with the alarm: the longest the watcher sleeps on it
   // Queues the signal to the profiled thread if its handler is still ours and it runs (watcher
   // only). NotSent: the handler is not ours, or the queue is full.
   enum class SendResult : std::uint8_t { Sent, Blocked, NotSent };
@@ -207,6 +229,9 @@ class SamplingTimer {
   bool paused_ = false;                                // no ticks until set_period (under thread_mutex_)
   std::atomic<std::uint64_t> period_now_{0};           // see period_ns()
   pid_t thread_tid_ = 0;                               // the profiled thread
+  std::unique_ptr<TaskClockAlarm> alarm_;              // CPU clock: rings when the thread ran to its tick
+  std::string alarm_missing_;                          // why there is none (perf events refused)
+  std::atomic<std::uint64_t> alarm_due_{0};            // program time the handler arms the alarm for
 };
 
 }  // namespace scriptprof

@@ -1,5 +1,7 @@
 #include "scriptprof/sampling_timer.hpp"
 
+#include "task_clock_alarm.hpp"
+
 #include <pthread.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -257,6 +259,17 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
     ensure_signal_stack();  // start() runs on the sampled thread
     const std::string stat = "/proc/self/task/" + std::to_string(thread_tid_) + "/stat";
     stat_fd_ = open(stat.c_str(), O_RDONLY | O_CLOEXEC);  // -1: the CPU clock alone decides
+    // The watcher is parked: the alarm is its to use from here to stop().
+    alarm_missing_.clear();
+    // SCRIPTPROF_TASK_CLOCK=off keeps the polled timer (tests compare the two; a user can too).
+    const char* wanted = std::getenv("SCRIPTPROF_TASK_CLOCK");
+    if (settings.clock == TimerClock::Cpu && wanted && std::strcmp(wanted, "off") == 0) {
+      if (alarm_) alarm_->close();
+      alarm_missing_ = "SCRIPTPROF_TASK_CLOCK=off";
+    } else if (settings.clock == TimerClock::Cpu) {
+      if (!alarm_) alarm_ = std::make_unique<TaskClockAlarm>();
+      if (!alarm_->open(thread_tid_, &alarm_missing_)) alarm_->close();
+    }
   }
   excluded_profiler_ = 0;
   excluded_handler_ = 0;
@@ -305,6 +318,13 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   return true;
 }
 
+SamplingTimer::SamplingTimer() = default;
+
+void SamplingTimer::wake_watcher() {
+  thread_wake_.notify_all();
+  if (alarm_) alarm_->interrupt();
+}
+
 SamplingTimer::~SamplingTimer() {
   stop();
   if (!thread_.joinable()) return;
@@ -321,7 +341,7 @@ std::uint64_t SamplingTimer::stop() {
   period_now_.store(0, std::memory_order_relaxed);
   {
     std::unique_lock<std::mutex> lock(thread_mutex_);
-    thread_wake_.notify_all();
+    wake_watcher();
     // Parked again: no signal is sent and no on_thread handler call runs after this.
     thread_parked_.wait(lock, [this] { return !watching_; });
   }
@@ -336,6 +356,7 @@ std::uint64_t SamplingTimer::stop() {
   while (g_in_handler.load(std::memory_order_acquire) != 0 && !on_profiled_thread()) sched_yield();
   if (stat_fd_ >= 0) close(stat_fd_);
   stat_fd_ = -1;
+  if (alarm_) alarm_->close();  // the watcher is parked
   stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
   // Ticks crossed but not handled yet, and those completed since: no handler runs now. Those
   // of a thread blocked until now are off-CPU (the wall clock's).
@@ -365,7 +386,7 @@ void SamplingTimer::set_period(std::uint64_t period_ns) {
     }
     period_now_.store(paused_ ? 0 : period_ns, std::memory_order_relaxed);
   }
-  thread_wake_.notify_all();
+  wake_watcher();
 }
 
 std::uint64_t SamplingTimer::draw_gap() {
@@ -439,6 +460,14 @@ void SamplingTimer::on_signal() {
   const std::uint64_t ticks = ready_.exchange(0, std::memory_order_acq_rel);
   const std::uint64_t off_cpu = std::min(ticks, ready_off_cpu_.exchange(0, std::memory_order_acq_rel));
   if (ticks) handler_(context_, ticks, off_cpu, program_at(since ? since : raw));
+  // The alarm for the next tick, set here on the thread itself (two ioctl system calls on our
+  // own event: async-signal-safe, no library state): from the watcher, each would interrupt
+  // the CPU this thread runs on. The profiler's work after this is not program time: the ring
+  // then comes early by it, and the watcher waits out the rest by the clock.
+  if (alarm_ && alarm_->is_open()) {
+    const std::uint64_t due = alarm_due_.load(std::memory_order_acquire), at = program_at(now());
+    alarm_->arm(due > at ? due - at : 0);
+  }
   // Inside the profiler's work the whole stretch is excluded by leave_profiler(): adding the
   // handler's time too would exclude it twice and move program time backwards.
   if (!since) {
@@ -500,12 +529,40 @@ SamplingTimer::SendResult SamplingTimer::send_signal() {
 constexpr std::uint64_t kBlockedPollNs = 1'000'000;
 constexpr std::uint64_t kFirstBlockedPollNs = 200'000;
 constexpr std::uint64_t kShortBlockNs = 2'000'000;
+// With the task clock alarm a blocked thread is looked at only this often: the alarm rings
+// when it has run to its tick.
+constexpr std::uint64_t kAlarmFloorNs = 100'000'000;
 
 // Looks at a blocked thread come often in the first milliseconds of a block, where the sleeps
 // of a frame loop end (the ticks after its wake wait for the next look), and seldom after: a
 // thread blocked in a read then costs a look a millisecond.
 std::uint64_t SamplingTimer::next_blocked_look() const {
   return blocked_since_ns_ && last_look_ns_ - blocked_since_ns_ >= kShortBlockNs ? kBlockedPollNs : kFirstBlockedPollNs;
+}
+
+// With the alarm, a blocked thread is not looked at until it has run again: to its next tick,
+// or (ticks waiting for it) for the alarm's least span. The floor catches an alarm that counts
+// user time only, whose expiry in kernel code the kernel moves to the next period.
+std::uint64_t SamplingTimer::look_at_blocked(std::uint64_t program, bool pending) {
+  if (!alarm_ || !alarm_->is_open()) return next_blocked_look();
+  alarm_->arm(pending || next_tick_ <= program ? 0 : next_tick_ - program);
+  return alarm_floor();
+}
+
+std::uint64_t SamplingTimer::alarm_floor() const {
+  return alarm_->user_time_only() ? kBlockedPollNs : kAlarmFloorNs;
+}
+
+void SamplingTimer::sleep_until_look(std::unique_lock<std::mutex>& lock, std::uint64_t delay) {
+  delay = std::max<std::uint64_t>(delay, 1000);
+  if (!alarm_ || !alarm_->can_wait()) {
+    thread_wake_.wait_for(lock, std::chrono::nanoseconds(delay));
+    return;
+  }
+  // stop() and set_period() interrupt the alarm's wait as they notify thread_wake_.
+  lock.unlock();
+  alarm_->wait(delay);
+  lock.lock();
 }
 
 // Hands the waiting ticks of a thread that the kernel says is asleep to on_blocked, which arms
@@ -556,29 +613,46 @@ std::uint64_t SamplingTimer::check_ticks() {
     if (ticks) handler_(context_, ticks, 0, program);
   } else {
     const bool runs = thread_state(false) != ThreadState::Blocked;
+    const bool wall = settings_.clock == TimerClock::Wall;
     if (ticks) {
-      // Ticks due while the thread is blocked wait for it, counted as off-CPU (only the wall
-      // clock moves then); a signal now would cut its sleep or restart its read.
-      if (!runs) ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
+      // Ticks due while the thread is blocked wait for it, counted as off-CPU on the wall
+      // clock; a signal now would cut its sleep or restart its read. (On the CPU clock they
+      // fell due while it ran, before it blocked: CPU time.)
+      if (!runs && wall) ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
       ready_.fetch_add(ticks, std::memory_order_release);
     }
     if (runs) blocked_since_ns_ = 0;
     else if (!blocked_since_ns_) blocked_since_ns_ = last_look_ns_;
-    const std::uint64_t look_again = next_blocked_look();
-    if (!runs && settings_.on_blocked && hand_over_blocked(program)) return look_again;
+    // The wall clock's next tick falls due whether the thread sleeps or not: a look at a
+    // sleeper is never later than it (the first tick after a wake went to what ran a look on).
+    const std::uint64_t due_in = (next_tick_ > program ? next_tick_ - program : 0) + 2000;
+    auto blocked_look = [&](bool pending) {
+      const std::uint64_t look = look_at_blocked(program, pending);
+      return wall ? std::min(look, due_in) : look;
+    };
+    if (!runs && settings_.on_blocked && hand_over_blocked(program)) return blocked_look(false);
     if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire)) {
+      alarm_due_.store(next_tick_, std::memory_order_release);  // where the handler sets the alarm
       const SendResult sent = send_signal();
       // Blocked after all: the thread ran since the last look, then blocked. On the wall clock
       // the ticks this look crossed fell due now, while it is off the CPU; counted as on it,
       // they went with the first sample after the wake to whatever runs then.
-      if (sent == SendResult::Blocked && ticks && settings_.clock == TimerClock::Wall)
-        ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
-      if (sent != SendResult::Sent) return look_again;  // blocked after all, or the handler is not ours
+      if (sent == SendResult::Blocked && ticks && wall) ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
+      if (sent == SendResult::Blocked) return blocked_look(true);
+      if (sent == SendResult::NotSent) return next_blocked_look();  // the handler is not ours, or the queue full
     }
     // Waiting ticks of a blocked thread: look again soon, so that they reach the stack it
     // wakes in rather than one that ran a period later.
-    if (ready_.load(std::memory_order_relaxed) && !runs) return look_again;
-    if (!runs) blocked_poll = look_again;
+    if (ready_.load(std::memory_order_relaxed) && !runs) return blocked_look(true);
+    if (!runs) blocked_poll = look_at_blocked(program, false);
+    // With the alarm, every tick of a thread that runs comes from its ring, armed by the handler
+    // of the signal in flight (on the thread itself: no interrupt of another CPU) or above for
+    // a blocked thread: each tick then reaches the thread the same few tens of microseconds
+    // after it fell due, whether the thread slept before it or not.
+    if (alarm_ && alarm_->is_open() && (blocked_poll || in_flight_.load(std::memory_order_acquire))) {
+      missed_ = woke_ = false;
+      return blocked_poll ? blocked_poll : alarm_floor();
+    }
   }
   // Aim at the next tick. Program time runs no faster than the monotonic clock: sleeping the
   // program time still ahead never oversleeps it. After two checks in a row too early while the
@@ -618,7 +692,7 @@ void SamplingTimer::watch() {
         delay = next_tick_ > program ? next_tick_ - program : 0;
         continue;
       }
-      thread_wake_.wait_for(lock, std::chrono::nanoseconds(std::max<std::uint64_t>(delay, 1000)));
+      sleep_until_look(lock, delay);
       if (!active_.load(std::memory_order_acquire) || paused_) continue;
       if (settings_.on_thread) signals_.fetch_add(1, std::memory_order_relaxed);
       delay = check_ticks();
@@ -630,7 +704,10 @@ void SamplingTimer::watch() {
 
 std::string SamplingTimer::delivery() const {
   if (settings_.on_thread) return "on the timer's thread";
-  return settings_.clock == TimerClock::Cpu ? "polled CPU clock, queued signal" : "polled wall clock, queued signal";
+  if (settings_.clock == TimerClock::Wall) return "polled wall clock, queued signal";
+  if (alarm_ && alarm_missing_.empty())  // (closed again by stop(): the run had it)
+    return alarm_->user_time_only() ? "task clock alarm (user time), queued signal" : "task clock alarm, queued signal";
+  return "polled CPU clock, queued signal" + (alarm_missing_.empty() ? "" : " (" + alarm_missing_ + ")");
 }
 
 bool SamplingTimer::on_profiled_thread() const { return gettid() == thread_tid_; }
