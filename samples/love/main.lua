@@ -106,11 +106,18 @@ function love.quit()
   end
   profiler.stop()
   profiler.display()
-  local update = profiler.proc_call_data(love.update)
-  local draw = profiler.proc_call_data(love.draw)
-  local u = update and profiler.call_data_cum_samples(update) or 0
-  local d = draw and profiler.call_data_cum_samples(draw) or 0
-  print(string.format("update share: profile %.3f of %d samples, truth %.3f (thread CPU clock)",
+  -- Each callback's samples on the CPU: under the wall clock, the time a callback spent blocked
+  -- (waiting for the renderer) is a "(blocked)" leaf beneath it, which the thread's CPU clock
+  -- does not count.
+  local on_cpu = {}
+  local function walk(node, callback)
+    callback = callback or (node.name:match("^love%.update ") and "update") or (node.name:match("^love%.draw ") and "draw")
+    if callback and node.name ~= "(blocked)" then on_cpu[callback] = (on_cpu[callback] or 0) + node.self end
+    for _, child in ipairs(node) do walk(child, callback) end
+  end
+  for _, root in ipairs(profiler.fetch_call_tree()) do walk(root) end
+  local u, d = on_cpu.update or 0, on_cpu.draw or 0
+  print(string.format("update share: profile %.3f of %d samples on the CPU, truth %.3f (thread CPU clock)",
                       u / math.max(u + d, 1), u + d, in_update / math.max(in_update + in_draw, 1e-9)))
   local out = os.getenv("SCRIPTPROF_LOVE_OUT") or "love_profile.speedscope.json"
   profiler.write(out, "speedscope")

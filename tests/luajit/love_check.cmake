@@ -1,15 +1,45 @@
 # The LÖVE sample headless: a few hundred frames of samples/love under xvfb-run with the profiler
 # required in love.load; the report names the game's functions and the speedscope file parses.
+# With -DCLOCK=cpu -DFRAMES=N -DPOINTS=P: love.update's share of the callbacks' samples on the
+# CPU must be within P points of the share the game measures with the main thread's CPU clock.
 #   cmake -DXVFB=xvfb-run -DLOVE=love -DGAME=samples/love -DCPATH=build/lib/luajit/?.so -DOUT=f.json -P love_check.cmake
+if(NOT FRAMES)
+  set(FRAMES 300)
+endif()
+if(NOT CLOCK)
+  set(CLOCK wall)
+endif()
 file(REMOVE ${OUT})
 execute_process(COMMAND ${CMAKE_COMMAND} -E env SCRIPTPROF_LUAJIT_CPATH=${CPATH} SCRIPTPROF_LOVE_OUT=${OUT}
-                        SCRIPTPROF_LOVE_FRAMES=300 ${XVFB} -a ${LOVE} ${GAME}
+                        SCRIPTPROF_LOVE_FRAMES=${FRAMES} SCRIPTPROF_LOVE_CLOCK=${CLOCK} ${XVFB} -a ${LOVE} ${GAME}
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 240)
 message("${out}${err}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "love exited with ${rc}")
 endif()
-foreach(expected "love.update \\(main.lua:" "collide \\(main.lua:" "jit%" "\\(300 frames\\)")
+if(POINTS)
+  if(NOT out MATCHES "update share: profile ([0-9.]+) of ([0-9]+) samples on the CPU, truth ([0-9.]+)")
+    message(FATAL_ERROR "the game printed no update share")
+  endif()
+  set(share ${CMAKE_MATCH_1})
+  set(samples ${CMAKE_MATCH_2})
+  set(truth ${CMAKE_MATCH_3})
+  # Shares printed with three decimals, read as thousandths (CMake's arithmetic is integral).
+  string(REGEX REPLACE "\\." "" share "${share}")
+  string(REGEX REPLACE "\\." "" truth "${truth}")
+  string(REGEX REPLACE "^0+([0-9])" "\\1" share "${share}")
+  string(REGEX REPLACE "^0+([0-9])" "\\1" truth "${truth}")
+  math(EXPR error "${share} - ${truth}")
+  math(EXPR limit "${POINTS} * 10")
+  message("${CLOCK} clock, ${FRAMES} frames: love.update ${share} of 1000 of ${samples} samples on the CPU, truth ${truth}: error ${error}")
+  if(samples LESS 1000)
+    message(FATAL_ERROR "too few samples to judge: ${samples}")
+  endif()
+  if(error GREATER limit OR error LESS -${limit})
+    message(FATAL_ERROR "love.update's share is ${error} thousandths from its CPU time's, more than ${POINTS} points")
+  endif()
+endif()
+foreach(expected "love.update \\(main.lua:" "collide \\(main.lua:" "jit%" "\\(${FRAMES} frames\\)")
   if(NOT out MATCHES "${expected}")
     message(FATAL_ERROR "the report lacks ${expected}")
   endif()
