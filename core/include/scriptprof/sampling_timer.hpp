@@ -133,7 +133,8 @@ class SamplingTimer {
   // how many were off the CPU, for the caller to charge at once. The watcher looks at a blocked
   // thread once a millisecond; a signal at its next look would bring them to whatever runs
   // by then. (The watcher is not woken: a wake-up from this thread's CPU tends to move it onto
-  // that CPU, where it then waits for this thread to block before it runs.)
+  // that CPU, where it then waits for this thread to block before it runs.) 0 when the watcher
+  // is in a check: it crosses them then.
   std::uint64_t cross_at_wake(std::uint64_t* off_cpu);
 
   std::uint64_t signals() const { return signals_.load(std::memory_order_relaxed); }

@@ -579,9 +579,13 @@ bool SamplingTimer::hand_over_blocked(std::uint64_t program) {
 }
 
 std::uint64_t SamplingTimer::cross_at_wake(std::uint64_t* off_cpu) {
-  std::lock_guard<std::mutex> lock(thread_mutex_);
   *off_cpu = 0;
-  if (!active_.load(std::memory_order_acquire)) return 0;
+  // The lock is never waited for: a thread waiting for it is asleep to the watcher, which held
+  // it for a check and then handed that thread's ticks over as time blocked (in a LÖVE game,
+  // about a quarter of the ticks due in love.update went so). The watcher, mid-check, crosses these
+  // itself and signals them.
+  std::unique_lock<std::mutex> lock(thread_mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || !active_.load(std::memory_order_acquire)) return 0;
   const std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
   const std::uint64_t crossed = cross_ticks(program_at(since ? since : now()));
   // Of those, the share of the stretch since the last look that the thread spent off the CPU
