@@ -258,9 +258,9 @@ TEST_CASE("the program's own interval timer and SIGALRM handler work unchanged b
 // then `second` (200 us). Polling a sleeper every 200 us, the watcher saw the wake late and
 // the ticks due in `first` landed in `second` (first's share 0.125-0.132 for 0.204 with
 // SCRIPTPROF_TASK_CLOCK=off and this check forced). The task clock alarm rings when the thread
-// has run to its tick, sleep or not; what is left is the watcher's wake-up and the signal's
-// flight, the same for every tick (tens of microseconds: first's share 0.15-0.17 here, a
-// function of 140 us in the LÖVE test within 1.3 points).
+// has run to its tick, sleep or not; with the scheduler's default slice the watcher it woke
+// then waited behind the running thread (0.15-0.16), with a short one it preempts it
+// (0.19-0.20).
 namespace {
 std::atomic<int> g_phase{0};
 std::atomic<std::uint64_t> g_phase_ticks[2];
@@ -316,6 +316,5 @@ TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs the
   const double sd = std::sqrt(truth * (1 - truth) / (a + b));
   INFO(delivery << ": first " << a << " ticks, second " << b << "; first's CPU share " << truth);
   REQUIRE(a + b > 1000);
-  CHECK(a / (a + b) > truth - 0.065);
-  CHECK(a / (a + b) < truth + 3 * sd + 0.01);
+  CHECK(a / (a + b) == Approx(truth).margin(3 * sd + 0.01));
 }

@@ -160,6 +160,7 @@ class SamplingTimer {
   // returns the delay until the next check.
   std::uint64_t check_ticks();
   void watch();  // the watcher thread
+  static void ask_short_slice();  // the watcher's scheduling (see its definition)
   // Whether the profiled thread is on a CPU, ready for one, or blocked now (watcher only).
   enum class ThreadState { Running, Ready, Blocked };
   ThreadState thread_state(bool look_closely);
