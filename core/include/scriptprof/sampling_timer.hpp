@@ -26,14 +26,13 @@
 // time; with these gaps each tick's phase within such a repetition is uniform and independent
 // of the last.
 //
-// On the CPU clock the watcher does not guess when a thread that slept has run to its next
-// tick: where perf events are allowed, a task clock alarm (task_clock_alarm.hpp: the kernel's
-// count of the thread's CPU time) wakes it then, armed by each tick's handler on the thread
-// itself, or by the watcher for a thread it found blocked. Every tick then reaches the thread
-// the same few tens of microseconds after it fell due; polled, the ticks due just after a wake
-// waited up to 200 us for the next look and went to whatever ran then (a game's love.update,
-// 0.14 ms after each frame's sleep, came out 4-6 points low). SCRIPTPROF_TASK_CLOCK=off, or a
-// system that refuses perf events, keeps the polling; delivery() says which.
+// On the CPU clock the watcher does not poll a thread that sleeps to see when it has run to its
+// next tick: where perf events are allowed, a task clock alarm (task_clock_alarm.hpp: the
+// kernel's count of the thread's CPU time), armed by the watcher when it finds the thread
+// blocked, wakes it then. Polled, the ticks due just after a wake waited up to 200 us for the
+// next look and went to whatever ran then. SCRIPTPROF_TASK_CLOCK=off, or a system that refuses
+// perf events, keeps the polling; delivery() says which. The watcher also asks the scheduler
+// for a short slice (ask_short_slice), so that its wake-ups preempt the thread it serves.
 //
 // Delivery on the thread instead (TimerSettings::on_thread): the watcher calls the handler
 // itself and the profiled thread gets no signal at all. For an adapter whose arm() may run
@@ -233,7 +232,6 @@ class SamplingTimer {
   pid_t thread_tid_ = 0;                               // the profiled thread
   std::unique_ptr<TaskClockAlarm> alarm_;              // CPU clock: rings when the thread ran to its tick
   std::string alarm_missing_;                          // why there is none (perf events refused)
-  std::atomic<std::uint64_t> alarm_due_{0};            // program time the handler arms the alarm for
 };
 
 }  // namespace scriptprof

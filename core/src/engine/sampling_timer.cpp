@@ -460,14 +460,6 @@ void SamplingTimer::on_signal() {
   const std::uint64_t ticks = ready_.exchange(0, std::memory_order_acq_rel);
   const std::uint64_t off_cpu = std::min(ticks, ready_off_cpu_.exchange(0, std::memory_order_acq_rel));
   if (ticks) handler_(context_, ticks, off_cpu, program_at(since ? since : raw));
-  // The alarm for the next tick, set here on the thread itself (two ioctl system calls on our
-  // own event: async-signal-safe, no library state): from the watcher, each would interrupt
-  // the CPU this thread runs on. The profiler's work after this is not program time: the ring
-  // then comes early by it, and the watcher waits out the rest by the clock.
-  if (alarm_ && alarm_->is_open()) {
-    const std::uint64_t due = alarm_due_.load(std::memory_order_acquire), at = program_at(now());
-    alarm_->arm(due > at ? due - at : 0);
-  }
   // Inside the profiler's work the whole stretch is excluded by leave_profiler(): adding the
   // handler's time too would exclude it twice and move program time backwards.
   if (!since) {
@@ -636,7 +628,6 @@ std::uint64_t SamplingTimer::check_ticks() {
     };
     if (!runs && settings_.on_blocked && hand_over_blocked(program)) return blocked_look(false);
     if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire)) {
-      alarm_due_.store(next_tick_, std::memory_order_release);  // where the handler sets the alarm
       const SendResult sent = send_signal();
       // Blocked after all: the thread ran since the last look, then blocked. On the wall clock
       // the ticks this look crossed fell due now, while it is off the CPU; counted as on it,
@@ -649,13 +640,14 @@ std::uint64_t SamplingTimer::check_ticks() {
     // wakes in rather than one that ran a period later.
     if (ready_.load(std::memory_order_relaxed) && !runs) return blocked_look(true);
     if (!runs) blocked_poll = look_at_blocked(program, false);
-    // With the alarm, every tick of a thread that runs comes from its ring, armed by the handler
-    // of the signal in flight (on the thread itself: no interrupt of another CPU) or above for
-    // a blocked thread: each tick then reaches the thread the same few tens of microseconds
-    // after it fell due, whether the thread slept before it or not.
-    if (alarm_ && alarm_->is_open() && (blocked_poll || in_flight_.load(std::memory_order_acquire))) {
+    // With the alarm, a blocked thread is not looked at: the alarm, armed above (no other CPU
+    // is interrupted: the thread is off its CPU), rings when it has run to its next tick. A
+    // thread that runs is aimed at by the clock, as ever. (Arming from the tick's handler
+    // instead, for every tick, put system calls in the signal handler, which valgrind's
+    // memcheck, with other processes on the cores, then reported as writes below the stack.)
+    if (alarm_ && alarm_->is_open() && blocked_poll) {
       missed_ = woke_ = false;
-      return blocked_poll ? blocked_poll : alarm_floor();
+      return blocked_poll;
     }
   }
   // Aim at the next tick. Program time runs no faster than the monotonic clock: sleeping the
