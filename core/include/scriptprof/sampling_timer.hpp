@@ -26,10 +26,10 @@
 // time; with these gaps each tick's phase within such a repetition is uniform and independent
 // of the last.
 //
-// On the CPU clock the watcher does not poll a thread that sleeps to see when it has run to its
-// next tick: where perf events are allowed, a task clock alarm (task_clock_alarm.hpp: the
-// kernel's count of the thread's CPU time), armed by the watcher when it finds the thread
-// blocked, wakes it then. Polled, the ticks due just after a wake waited up to 200 us for the
+// On the CPU clock the watcher does not rely on polling a thread that sleeps to see when it has
+// run to its next tick: where perf events are allowed, a task clock alarm (task_clock_alarm.hpp:
+// the kernel's count of the thread's CPU time), armed by the watcher when it finds the thread
+// blocked, wakes it then (its looks once a millisecond stay as a floor). Polled, the ticks due just after a wake waited up to 200 us for the
 // next look and went to whatever ran then. SCRIPTPROF_TASK_CLOCK=off, or a system that refuses
 // perf events, keeps the polling; delivery() says which. The watcher also asks the scheduler
 // for a short slice (ask_short_slice), so that its wake-ups preempt the thread it serves.
