@@ -140,7 +140,10 @@ TEST_CASE("a sleeping thread's ticks are handed over as they fall due, and the r
   CHECK(g_handovers >= 50);     // a look each millisecond, each handing over what fell due
   CHECK(g_handed + at_wake >= 900);
   CHECK(at_wake <= 40);         // at most the stretch since the last look (1 ms: ~10 ticks)
-  CHECK(woke_off == at_wake);   // the thread did not run in that stretch either
+  // The thread did not run in that stretch either, but for its wake-up: the share is the
+  // stretch's, rounded, and a look microseconds before the wake makes those microseconds count.
+  CHECK(woke_off <= at_wake);
+  CHECK(woke_off + 1 >= at_wake);
   CHECK(g_handed + at_wake + signalled + after <= 1200);  // none counted twice
 }
 

@@ -622,13 +622,7 @@ std::uint64_t SamplingTimer::check_ticks() {
     }
     if (runs) blocked_since_ns_ = 0;
     else if (!blocked_since_ns_) blocked_since_ns_ = last_look_ns_;
-    // The wall clock's next tick falls due whether the thread sleeps or not: a look at a
-    // sleeper is never later than it (the first tick after a wake went to what ran a look on).
-    const std::uint64_t due_in = (next_tick_ > program ? next_tick_ - program : 0) + 2000;
-    auto blocked_look = [&](bool pending) {
-      const std::uint64_t look = look_at_blocked(program, pending);
-      return wall ? std::min(look, due_in) : look;
-    };
+    auto blocked_look = [&](bool pending) { return look_at_blocked(program, pending); };
     if (!runs && settings_.on_blocked && hand_over_blocked(program)) return blocked_look(false);
     if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire)) {
       const SendResult sent = send_signal();
