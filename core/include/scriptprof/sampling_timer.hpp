@@ -29,10 +29,11 @@
 // On the CPU clock the watcher does not rely on polling a thread that sleeps to see when it has
 // run to its next tick: where perf events are allowed, a task clock alarm (task_clock_alarm.hpp:
 // the kernel's count of the thread's CPU time), armed by the watcher when it finds the thread
-// blocked, wakes it then (its looks once a millisecond stay as a floor). Polled, the ticks due just after a wake waited up to 200 us for the
-// next look and went to whatever ran then. SCRIPTPROF_TASK_CLOCK=off, or a system that refuses
-// perf events, keeps the polling; delivery() says which. The watcher also asks the scheduler
-// for a short slice (ask_short_slice), so that its wake-ups preempt the thread it serves.
+// blocked, wakes it then (its looks once a millisecond stay as a floor). Polled, the ticks due
+// just after a wake waited up to 200 us for the next look and went to whatever ran then.
+// SCRIPTPROF_TASK_CLOCK=off, or a system that refuses perf events, keeps the polling;
+// delivery() says which. The watcher also asks the scheduler for a short slice
+// (ask_short_slice), so that its wake-ups preempt the thread it serves.
 //
 // Delivery on the thread instead (TimerSettings::on_thread): the watcher calls the handler
 // itself and the profiled thread gets no signal at all. For an adapter whose arm() may run
@@ -165,15 +166,14 @@ class SamplingTimer {
   ThreadState thread_state(bool look_closely);
   bool hand_over_blocked(std::uint64_t program);  // to settings_.on_blocked (watcher only)
   std::uint64_t next_blocked_look() const;        // delay to the next look at a blocked thread (watcher only)
-  // The next look at a blocked thread: with the task clock alarm (the CPU clock), armed to ring
-  // when the thread has run to its next tick (or at once, `pending` ticks waiting for it), the
-  // delay is only a floor; else next_blocked_look(). Watcher only.
+  // The delay to the next look at a blocked thread, with the task clock alarm (the CPU clock)
+  // armed to ring when the thread has run to its next tick (or at once, `pending` ticks waiting
+  // for it); without one, next_blocked_look(). Watcher only.
   std::uint64_t look_at_blocked(std::uint64_t program, bool pending);
   // The watcher's sleep until its next look, the lock released meanwhile: on the alarm when
   // there is one, else on thread_wake_.
   void sleep_until_look(std::unique_lock<std::mutex>& lock, std::uint64_t delay);
   void wake_watcher();  // stop(), set_period(): the watcher looks at its flags at once
-  std::uint64_t alarm_floor() const;  // with the alarm: the longest the watcher sleeps on it
   // Queues the signal to the profiled thread if its handler is still ours and it runs (watcher
   // only). NotSent: the handler is not ours, or the queue is full.
   enum class SendResult : std::uint8_t { Sent, Blocked, NotSent };

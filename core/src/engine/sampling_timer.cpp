@@ -521,12 +521,6 @@ SamplingTimer::SendResult SamplingTimer::send_signal() {
 constexpr std::uint64_t kBlockedPollNs = 1'000'000;
 constexpr std::uint64_t kFirstBlockedPollNs = 200'000;
 constexpr std::uint64_t kShortBlockNs = 2'000'000;
-// With the task clock alarm a blocked thread is still looked at this often. The alarm rings when
-// it has run to its tick, but not always: with looks 100 ms apart, a LuaJIT frame loop under
-// the sanitizers (slow samples) gave its first function 0.86 of the samples for 0.75 on the CPU
-// clock, ticks waiting for a look and going to the next frame's start (the cause of the missed
-// rings is not found). A look a millisecond, the polled timer's pace after 2 ms, bounds that.
-constexpr std::uint64_t kAlarmFloorNs = 1'000'000;
 
 // Looks at a blocked thread come often in the first milliseconds of a block, where the sleeps
 // of a frame loop end (the ticks after its wake wait for the next look), and seldom after: a
@@ -535,17 +529,16 @@ std::uint64_t SamplingTimer::next_blocked_look() const {
   return blocked_since_ns_ && last_look_ns_ - blocked_since_ns_ >= kShortBlockNs ? kBlockedPollNs : kFirstBlockedPollNs;
 }
 
-// With the alarm, a blocked thread is not looked at until it has run again: to its next tick,
-// or (ticks waiting for it) for the alarm's least span. The floor catches an alarm that counts
-// user time only, whose expiry in kernel code the kernel moves to the next period.
+// With the alarm, armed to ring when the thread has run to its next tick (or, ticks waiting for
+// it, for the alarm's least span), a blocked thread is still looked at once a millisecond, the
+// polled timer's pace after 2 ms. The alarm does not always ring: with looks 100 ms apart, a
+// LuaJIT frame loop under the sanitizers (slow samples) gave its first function 0.86 of the
+// samples for 0.75 on the CPU clock (cause not found); and counting user time only, it skips
+// an expiry met in kernel code to the next period.
 std::uint64_t SamplingTimer::look_at_blocked(std::uint64_t program, bool pending) {
   if (!alarm_ || !alarm_->is_open()) return next_blocked_look();
   alarm_->arm(pending || next_tick_ <= program ? 0 : next_tick_ - program);
-  return alarm_floor();
-}
-
-std::uint64_t SamplingTimer::alarm_floor() const {
-  return alarm_->user_time_only() ? kBlockedPollNs : kAlarmFloorNs;
+  return kBlockedPollNs;
 }
 
 void SamplingTimer::sleep_until_look(std::unique_lock<std::mutex>& lock, std::uint64_t delay) {
@@ -622,26 +615,25 @@ std::uint64_t SamplingTimer::check_ticks() {
     }
     if (runs) blocked_since_ns_ = 0;
     else if (!blocked_since_ns_) blocked_since_ns_ = last_look_ns_;
-    auto blocked_look = [&](bool pending) { return look_at_blocked(program, pending); };
-    if (!runs && settings_.on_blocked && hand_over_blocked(program)) return blocked_look(false);
+    if (!runs && settings_.on_blocked && hand_over_blocked(program)) return look_at_blocked(program, false);
     if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire)) {
       const SendResult sent = send_signal();
       // Blocked after all: the thread ran since the last look, then blocked. On the wall clock
       // the ticks this look crossed fell due now, while it is off the CPU; counted as on it,
       // they went with the first sample after the wake to whatever runs then.
       if (sent == SendResult::Blocked && ticks && wall) ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
-      if (sent == SendResult::Blocked) return blocked_look(true);
+      if (sent == SendResult::Blocked) return look_at_blocked(program, true);
       if (sent == SendResult::NotSent) return next_blocked_look();  // the handler is not ours, or the queue full
     }
     // Waiting ticks of a blocked thread: look again soon, so that they reach the stack it
     // wakes in rather than one that ran a period later.
-    if (ready_.load(std::memory_order_relaxed) && !runs) return blocked_look(true);
+    if (ready_.load(std::memory_order_relaxed) && !runs) return look_at_blocked(program, true);
     if (!runs) blocked_poll = look_at_blocked(program, false);
-    // With the alarm, a blocked thread is not looked at: the alarm, armed above (no other CPU
-    // is interrupted: the thread is off its CPU), rings when it has run to its next tick. A
-    // thread that runs is aimed at by the clock, as ever. (Arming from the tick's handler
-    // instead, for every tick, put system calls in the signal handler, which valgrind's
-    // memcheck, with other processes on the cores, then reported as writes below the stack.)
+    // With the alarm, a blocked thread waits for its ring (armed above: no other CPU is
+    // interrupted, the thread is off its CPU) or the next look. A thread that runs is aimed at
+    // by the clock, as ever. (Arming from the tick's handler instead, for every tick, put system
+    // calls in the signal handler, which valgrind's memcheck, with other processes on the
+    // cores, then reported as writes below the stack.)
     if (alarm_ && alarm_->is_open() && blocked_poll) {
       missed_ = woke_ = false;
       return blocked_poll;

@@ -79,8 +79,9 @@ void TaskClockAlarm::close() {
 void TaskClockAlarm::arm(std::uint64_t cpu_ns) {
   if (event_fd_ < 0) return;
   std::uint64_t period = cpu_ns < 10'000 ? 10'000 : cpu_ns;
-  // A new period starts the count afresh (the kernel clears what was left of the last one);
-  // a refresh of 1 lets the event ring once, then turn itself off, with no call from here.
+  // A new period, meant to count afresh from now; a refresh of 1 lets the event ring once, then
+  // turn itself off, with no call from here. (Rings are sometimes missed, cause not found: the
+  // timer keeps looking as a floor.)
   ioctl(event_fd_, PERF_EVENT_IOC_PERIOD, &period);
   ioctl(event_fd_, PERF_EVENT_IOC_REFRESH, 1);
 }
