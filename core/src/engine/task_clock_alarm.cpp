@@ -68,6 +68,7 @@ void TaskClockAlarm::close_event() {
   ring_ = nullptr;
   if (event_fd_ >= 0) ::close(event_fd_);
   event_fd_ = -1;
+  refreshed_ = false;
 }
 
 void TaskClockAlarm::close() {
@@ -79,11 +80,12 @@ void TaskClockAlarm::close() {
 void TaskClockAlarm::arm(std::uint64_t cpu_ns) {
   if (event_fd_ < 0) return;
   std::uint64_t period = cpu_ns < 10'000 ? 10'000 : cpu_ns;
-  // A new period, meant to count afresh from now; a refresh of 1 lets the event ring once, then
-  // turn itself off, with no call from here. (Rings are sometimes missed, cause not found: the
-  // timer keeps looking as a floor.)
+  // A new period, counted afresh from now. A refresh lets the event ring that many more times,
+  // then turn itself off with no call from here; the kernel adds it to what is left, so a second
+  // refresh before a ring would leave the event ringing each period from then on (early rings,
+  // read by the timer as early checks): one refresh stands until its ring is seen.
   ioctl(event_fd_, PERF_EVENT_IOC_PERIOD, &period);
-  ioctl(event_fd_, PERF_EVENT_IOC_REFRESH, 1);
+  if (!refreshed_) refreshed_ = ioctl(event_fd_, PERF_EVENT_IOC_REFRESH, 1) == 0;
 }
 
 void TaskClockAlarm::consume() {
@@ -110,7 +112,12 @@ bool TaskClockAlarm::wait(std::uint64_t timeout_ns) {
     return false;
   }
   const bool rang = (fds[1].revents & POLLIN) != 0;
-  if (rang) consume();
+  // Rung: the refresh is spent and the event off. (A ring that came between a wait and an arm,
+  // whose arm then only set the period, is seen by the next wait: the next arm refreshes.)
+  if (rang) {
+    consume();
+    refreshed_ = false;
+  }
   return rang;
 }
 

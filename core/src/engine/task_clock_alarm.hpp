@@ -53,6 +53,7 @@ class TaskClockAlarm {
   void* ring_ = nullptr;
   std::size_t ring_size_ = 0;
   bool user_only_ = false;
+  bool refreshed_ = false;  // a refresh is outstanding: its ring has not been seen yet
 };
 
 }  // namespace scriptprof
