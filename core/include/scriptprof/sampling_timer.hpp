@@ -32,8 +32,9 @@
 // blocked, wakes it then (its looks once a millisecond stay as a floor). Polled, the ticks due
 // just after a wake waited up to 200 us for the next look and went to whatever ran then.
 // SCRIPTPROF_TASK_CLOCK=off, or a system that refuses perf events, keeps the polling;
-// delivery() says which. The watcher also asks the scheduler for a short slice
-// (ask_short_slice), so that its wake-ups preempt the thread it serves.
+// delivery() says which. The watcher also asks the scheduler for a short slice, and leaves
+// the profiled thread's CPU when it is woken late there (watcher_scheduling.hpp), so that its
+// wake-ups reach that thread at once.
 //
 // Delivery on the thread instead (TimerSettings::on_thread): the watcher calls the handler
 // itself and the profiled thread gets no signal at all. For an adapter whose arm() may run
@@ -57,6 +58,7 @@
 namespace scriptprof {
 
 class TaskClockAlarm;
+class ThreadObserver;
 
 enum class TimerClock : std::uint8_t { Cpu, Wall };
 
@@ -160,10 +162,6 @@ class SamplingTimer {
   // returns the delay until the next check.
   std::uint64_t check_ticks();
   void watch();  // the watcher thread
-  static void ask_short_slice();  // the watcher's scheduling (see its definition)
-  // Whether the profiled thread is on a CPU, ready for one, or blocked now (watcher only).
-  enum class ThreadState { Running, Ready, Blocked };
-  ThreadState thread_state(bool look_closely);
   bool hand_over_blocked(std::uint64_t program);  // to settings_.on_blocked (watcher only)
   std::uint64_t next_blocked_look() const;        // delay to the next look at a blocked thread (watcher only)
   // The delay to the next look at a blocked thread, with the task clock alarm (the CPU clock)
@@ -199,7 +197,6 @@ class SamplingTimer {
   clockid_t thread_cpu_ = CLOCK_MONOTONIC;    // the profiled thread's CPU clock
   int signal_ = 0;                            // the signal delivering ticks
   void* token_ = nullptr;                     // what our signals carry (slot and generation)
-  int stat_fd_ = -1;                          // /proc/self/task/TID/stat, for the thread's state
   std::uint64_t start_raw_ = 0;               // clock reading at start()
   std::uint64_t stopped_program_ns_ = 0;      // program time frozen by stop()
   std::atomic<std::uint64_t> stopped_off_cpu_{0};  // see take_off_cpu()
@@ -207,8 +204,6 @@ class SamplingTimer {
   std::uint64_t rng_ = 1;                     // xorshift64 state for the gaps (under thread_mutex_)
   bool missed_ = false;                       // the last check came before its tick (watcher only)
   bool woke_ = false;                         // cross_at_wake crossed since the last check (under thread_mutex_)
-  std::uint64_t last_cpu_ = 0;                // the thread's CPU clock at the last check (watcher only)
-  unsigned quiet_checks_ = 0;                 // checks that found that clock still (watcher only)
   std::uint64_t blocked_since_ns_ = 0;        // the look that first found the thread blocked (0: it runs)
   std::uint64_t last_look_ns_ = 0;            // the monotonic clock at the last check (under thread_mutex_)
   std::atomic<bool> active_{false};           // handler does nothing unless set
@@ -230,6 +225,7 @@ class SamplingTimer {
   bool paused_ = false;                                // no ticks until set_period (under thread_mutex_)
   std::atomic<std::uint64_t> period_now_{0};           // see period_ns()
   pid_t thread_tid_ = 0;                               // the profiled thread
+  std::unique_ptr<ThreadObserver> observer_;           // whether the thread runs, and where (watcher only)
   std::unique_ptr<TaskClockAlarm> alarm_;              // CPU clock: rings when the thread ran to its tick
   std::string alarm_missing_;                          // why there is none (perf events refused)
 };

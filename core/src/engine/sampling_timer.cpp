@@ -1,10 +1,11 @@
 #include "scriptprof/sampling_timer.hpp"
 
 #include "task_clock_alarm.hpp"
+#include "thread_observer.hpp"
+#include "watcher_scheduling.hpp"
 
 #include <pthread.h>
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sched.h>
@@ -257,8 +258,7 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
     g_timers[slot_].store(this, std::memory_order_release);
     g_tokens[slot_].store(token, std::memory_order_release);
     ensure_signal_stack();  // start() runs on the sampled thread
-    const std::string stat = "/proc/self/task/" + std::to_string(thread_tid_) + "/stat";
-    stat_fd_ = open(stat.c_str(), O_RDONLY | O_CLOEXEC);  // -1: the CPU clock alone decides
+    observer_->open(thread_tid_, thread_cpu_);
     // The watcher is parked: the alarm is its to use from here to stop().
     alarm_missing_.clear();
     // SCRIPTPROF_TASK_CLOCK=off keeps the polled timer (tests compare the two; a user can too).
@@ -318,7 +318,7 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   return true;
 }
 
-SamplingTimer::SamplingTimer() = default;
+SamplingTimer::SamplingTimer() : observer_(std::make_unique<ThreadObserver>()) {}
 
 void SamplingTimer::wake_watcher() {
   thread_wake_.notify_all();
@@ -354,8 +354,7 @@ std::uint64_t SamplingTimer::stop() {
   // A handler on another thread may have found us before the slot was cleared: wait it out.
   // (On the profiled thread itself no handler can be running here.)
   while (g_in_handler.load(std::memory_order_acquire) != 0 && !on_profiled_thread()) sched_yield();
-  if (stat_fd_ >= 0) close(stat_fd_);
-  stat_fd_ = -1;
+  observer_->close();  // the watcher is parked
   if (alarm_) alarm_->close();  // the watcher is parked
   stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
   // Ticks crossed but not handled yet, and those completed since: no handler runs now. Those
@@ -468,25 +467,6 @@ void SamplingTimer::on_signal() {
   }
 }
 
-// The watcher thread only. The CPU clock moving between two reads says the thread is on a CPU;
-// /proc's state 'R' says it is on one or waiting for one. A clock still at the last check's
-// reading says it was off the CPU all along: blocked, or (on a busy machine) waiting for a CPU,
-// which /proc tells apart on every fourth such check, or whenever `look_closely` asks.
-SamplingTimer::ThreadState SamplingTimer::thread_state(bool look_closely) {
-  const std::uint64_t a = clock_ns(thread_cpu_);
-  const bool moved = a != last_cpu_;
-  last_cpu_ = a;
-  if (moved && clock_ns(thread_cpu_) != a) return ThreadState::Running;
-  if (!moved && !look_closely && ++quiet_checks_ % 4 != 0) return ThreadState::Blocked;  // one read: cheap to poll
-  if (stat_fd_ < 0) return moved ? ThreadState::Ready : ThreadState::Blocked;
-  char buf[512];
-  const ssize_t n = pread(stat_fd_, buf, sizeof buf - 1, 0);
-  if (n <= 0) return ThreadState::Blocked;  // the thread is gone
-  buf[n] = '\0';
-  const char* paren = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
-  return paren && paren[1] == ' ' && paren[2] == 'R' ? ThreadState::Ready : ThreadState::Blocked;
-}
-
 SamplingTimer::SendResult SamplingTimer::send_signal() {
   // The program may have replaced or ignored our handler (signal(sig, SIG_DFL) would make the
   // next signal end the process): then no signal, and from when is said.
@@ -498,7 +478,7 @@ SamplingTimer::SendResult SamplingTimer::send_signal() {
   handler_lost_ns_.store(0, std::memory_order_relaxed);  // put back: ticks go on
   // Last, and right before the signal: the thread runs now. The time between this look and
   // the signal's arrival is the only window in which a tick can meet a sleep.
-  if (thread_state(true) == ThreadState::Blocked) return SendResult::Blocked;
+  if (observer_->state(true) == ThreadObserver::State::Blocked) return SendResult::Blocked;
   siginfo_t info;
   std::memset(&info, 0, sizeof info);
   info.si_signo = signal_;
@@ -559,7 +539,7 @@ void SamplingTimer::sleep_until_look(std::unique_lock<std::mutex>& lock, std::ui
 // when they were handed over.
 bool SamplingTimer::hand_over_blocked(std::uint64_t program) {
   if (!ready_.load(std::memory_order_acquire) || in_flight_.load(std::memory_order_acquire)) return false;
-  if (thread_state(true) != ThreadState::Blocked) return false;  // waiting for a CPU: not asleep
+  if (observer_->state(true) != ThreadObserver::State::Blocked) return false;  // waiting for a CPU: not asleep
   const std::uint64_t ticks = ready_.exchange(0, std::memory_order_acq_rel);
   const std::uint64_t off_cpu = std::min(ticks, ready_off_cpu_.exchange(0, std::memory_order_acq_rel));
   if (ticks) settings_.on_blocked(context_, ticks, off_cpu, program);
@@ -582,7 +562,8 @@ std::uint64_t SamplingTimer::cross_at_wake(std::uint64_t* off_cpu) {
   if (crossed && settings_.clock == TimerClock::Wall) {
     const std::uint64_t wall = clock_ns(CLOCK_MONOTONIC), cpu = clock_ns(thread_cpu_);
     const std::uint64_t span = wall > last_look_ns_ ? wall - last_look_ns_ : 0;
-    const std::uint64_t ran = cpu > last_cpu_ ? cpu - last_cpu_ : 0;
+    const std::uint64_t last = observer_->cpu_at_last_look();
+    const std::uint64_t ran = cpu > last ? cpu - last : 0;
     if (span > ran) off = (crossed * (span - ran) + span / 2) / span;
   }
   const std::uint64_t ready = ready_.exchange(0, std::memory_order_acq_rel);
@@ -604,7 +585,7 @@ std::uint64_t SamplingTimer::check_ticks() {
   if (settings_.on_thread) {
     if (ticks) handler_(context_, ticks, 0, program);
   } else {
-    const bool runs = thread_state(false) != ThreadState::Blocked;
+    const bool runs = observer_->state(false) != ThreadObserver::State::Blocked;
     const bool wall = settings_.clock == TimerClock::Wall;
     if (ticks) {
       // Ticks due while the thread is blocked wait for it, counted as off-CPU on the wall
@@ -655,36 +636,11 @@ std::uint64_t SamplingTimer::check_ticks() {
   return blocked_poll ? std::min(next, blocked_poll) : next;
 }
 
-// The watcher asks the scheduler for the shortest slice a normal thread may have (Linux 6.12's
-// EEVDF: 100 us, no privilege needed). A woken thread with a short slice gets an early deadline
-// and preempts the thread running on its CPU; with the default (3 ms) it waited behind it, most
-// of all behind the profiled thread itself when the kernel put the watcher on that thread's
-// CPU: the ticks then reached the thread only when it blocked, in the next system call, and the
-// code before went without (a LÖVE game's love.update on the wall clock: 0.07-0.09 of the
-// callbacks' CPU samples for 0.16; a 50 us function after each sleep: 0.15-0.16 for 0.205). The
-// nice value and policy stay the thread's; an older kernel ignores the request.
-void SamplingTimer::ask_short_slice() {
-  struct {  // the kernel's struct sched_attr (linux/sched/types.h clashes with glibc's sched.h)
-    std::uint32_t size, sched_policy;
-    std::uint64_t sched_flags;
-    std::int32_t sched_nice;
-    std::uint32_t sched_priority;
-    std::uint64_t sched_runtime, sched_deadline, sched_period;
-  } attr;
-  std::memset(&attr, 0, sizeof attr);
-  if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0 || attr.sched_policy != SCHED_OTHER) return;
-  attr.size = sizeof attr;
-  attr.sched_flags = 0;
-  attr.sched_runtime = 100'000;
-  syscall(SYS_sched_setattr, 0, &attr, 0);
-}
-
-// The watcher thread: sleeps to each check (with the least timer slack the kernel allows, or a
-// 10 kHz rate would be woken 50 us late) while a run is on; parked between runs, until the
-// timer is destroyed.
+// The watcher thread: sleeps to each check while a run is on; parked between runs, until the
+// timer is destroyed. A wake-up that comes late may move it (watcher_scheduling.hpp).
 void SamplingTimer::watch() {
-  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  ask_short_slice();
+  WatcherScheduling scheduling;
+  scheduling.begin();
   // The watcher takes none of the program's signals (ours go to the profiled thread by id).
   sigset_t all;
   sigfillset(&all);
@@ -702,8 +658,10 @@ void SamplingTimer::watch() {
         delay = next_tick_ > program ? next_tick_ - program : 0;
         continue;
       }
+      const std::uint64_t due = clock_ns(CLOCK_MONOTONIC) + delay;
       sleep_until_look(lock, delay);
       if (!active_.load(std::memory_order_acquire) || paused_) continue;
+      if (clock_ns(CLOCK_MONOTONIC) > due + WatcherScheduling::kLateWakeNs) scheduling.woke_late(observer_->processor());
       if (settings_.on_thread) signals_.fetch_add(1, std::memory_order_relaxed);
       delay = check_ticks();
     }

@@ -1,0 +1,63 @@
+#include "thread_observer.hpp"
+
+#include "scriptprof/sampling_timer.hpp"  // clock_ns
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace scriptprof {
+
+void ThreadObserver::open(pid_t tid, clockid_t cpu_clock) {
+  close();
+  cpu_clock_ = cpu_clock;
+  last_cpu_ = 0;
+  quiet_checks_ = 0;
+  const std::string stat = "/proc/self/task/" + std::to_string(tid) + "/stat";
+  stat_fd_ = ::open(stat.c_str(), O_RDONLY | O_CLOEXEC);  // -1: the CPU clock alone decides
+}
+
+void ThreadObserver::close() {
+  if (stat_fd_ >= 0) ::close(stat_fd_);
+  stat_fd_ = -1;
+}
+
+const char* ThreadObserver::read_stat(char* buf, std::size_t size) const {
+  if (stat_fd_ < 0) return nullptr;
+  const ssize_t n = pread(stat_fd_, buf, size - 1, 0);
+  if (n <= 0) return nullptr;  // the thread is gone
+  buf[n] = '\0';
+  const char* paren = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
+  return paren && paren[1] == ' ' ? paren + 2 : nullptr;
+}
+
+// The CPU clock moving between two reads says the thread is on a CPU; /proc's state 'R' says
+// it is on one or waiting for one. A clock still at the last call's reading says it was off the
+// CPU all along: blocked, or (on a busy machine) waiting for a CPU, which /proc tells apart.
+ThreadObserver::State ThreadObserver::state(bool look_closely) {
+  const std::uint64_t a = clock_ns(cpu_clock_);
+  const bool moved = a != last_cpu_;
+  last_cpu_ = a;
+  if (moved && clock_ns(cpu_clock_) != a) return State::Running;
+  if (!moved && !look_closely && ++quiet_checks_ % 4 != 0) return State::Blocked;  // one read: cheap to poll
+  if (stat_fd_ < 0) return moved ? State::Ready : State::Blocked;
+  char buf[512];
+  const char* fields = read_stat(buf, sizeof buf);
+  return fields && fields[0] == 'R' ? State::Ready : State::Blocked;
+}
+
+int ThreadObserver::processor() const {
+  char buf[512];
+  const char* p = read_stat(buf, sizeof buf);
+  // After the name come the state (field 3) and numbers; the CPU is field 39.
+  for (int field = 3; p && *p; ++p) {
+    if (*p != ' ') continue;
+    if (++field == 39) return std::atoi(p + 1);
+  }
+  return -1;
+}
+
+}  // namespace scriptprof

@@ -1,0 +1,42 @@
+// What the timer's watcher sees of the profiled thread: whether it is on a CPU, waiting for
+// one, or blocked, and which CPU it is on. Its CPU clock tells the first cheaply (a clock that
+// moves between two reads runs); /proc/self/task/TID/stat tells the rest at the cost of a read.
+#pragma once
+#include <cstdint>
+#include <ctime>
+#include <sys/types.h>
+
+namespace scriptprof {
+
+class ThreadObserver {
+ public:
+  enum class State { Running, Ready, Blocked };
+
+  ThreadObserver() = default;
+  ThreadObserver(const ThreadObserver&) = delete;
+  ThreadObserver& operator=(const ThreadObserver&) = delete;
+  ~ThreadObserver() { close(); }
+
+  // Watches thread `tid` of this process, whose CPU clock is `cpu_clock`. Without /proc the
+  // clock alone decides (a still clock is blocked).
+  void open(pid_t tid, clockid_t cpu_clock);
+  void close();
+  // Its state now. A clock still since the last call is taken as blocked at once on three
+  // calls of four, unless `look_closely` asks /proc every time (before a signal).
+  State state(bool look_closely);
+  // The CPU the thread is on, or last ran on; -1 when /proc cannot say.
+  int processor() const;
+  // Its CPU clock at the last state() (the watcher's, under its lock).
+  std::uint64_t cpu_at_last_look() const { return last_cpu_; }
+
+ private:
+  // Reads the thread's /proc stat line into `buf`; the text after the name's ')' or null.
+  const char* read_stat(char* buf, std::size_t size) const;
+
+  clockid_t cpu_clock_ = CLOCK_MONOTONIC;
+  int stat_fd_ = -1;
+  std::uint64_t last_cpu_ = 0;
+  unsigned quiet_checks_ = 0;  // calls that found the clock still
+};
+
+}  // namespace scriptprof
