@@ -511,10 +511,9 @@ std::uint64_t SamplingTimer::next_blocked_look() const {
 
 // With the alarm, armed to ring when the thread has run to its next tick (or, ticks waiting for
 // it, for the alarm's least span), a blocked thread is still looked at once a millisecond, the
-// polled timer's pace after 2 ms. The alarm does not always ring: with looks 100 ms apart, a
-// LuaJIT frame loop under the sanitizers (slow samples) gave its first function 0.86 of the
-// samples for 0.75 on the CPU clock (cause not found); and counting user time only, it skips
-// an expiry met in kernel code to the next period.
+// polled timer's pace after 2 ms. With looks 100 ms apart, Lua 5.4's frame loop at 1 kHz gave
+// its first function 1.0-2.7 points too many (1 ms: -0.1 to +0.3; cause not found); and
+// counting user time only, the alarm skips an expiry met in kernel code to the next period.
 std::uint64_t SamplingTimer::look_at_blocked(std::uint64_t program, bool pending) {
   if (!alarm_ || !alarm_->is_open()) return next_blocked_look();
   alarm_->arm(pending || next_tick_ <= program ? 0 : next_tick_ - program);
