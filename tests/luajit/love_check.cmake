@@ -27,8 +27,10 @@ if(POINTS)
   # Shares printed with three decimals, read as thousandths (CMake's arithmetic is integral).
   string(REGEX REPLACE "\\." "" share "${share}")
   string(REGEX REPLACE "\\." "" truth "${truth}")
-  string(REGEX REPLACE "^0+([0-9])" "\\1" share "${share}")
-  string(REGEX REPLACE "^0+([0-9])" "\\1" truth "${truth}")
+  # One match of the whole text: CMake's REGEX REPLACE matches again after a replacement, and
+  # its ^ then anchors there ("0106" became "16").
+  string(REGEX REPLACE "^0*([0-9]+)$" "\\1" share "${share}")
+  string(REGEX REPLACE "^0*([0-9]+)$" "\\1" truth "${truth}")
   math(EXPR error "${share} - ${truth}")
   math(EXPR limit "${POINTS} * 10")
   message("${CLOCK} clock, ${FRAMES} frames: love.update ${share} of 1000 of ${samples} samples on the CPU, truth ${truth}: error ${error}")
