@@ -1,7 +1,8 @@
 # The LÖVE sample headless: a few hundred frames of samples/love under xvfb-run with the profiler
 # required in love.load; the report names the game's functions and the speedscope file parses.
-# With -DCLOCK=cpu -DFRAMES=N -DPOINTS=P: love.update's share of the callbacks' samples on the
-# CPU must be within P points of the share the game measures with the main thread's CPU clock.
+# With -DCLOCK=cpu -DFRAMES=N -DPOINTS=P (and -DHZ=H, 1000 unless given): love.update's share
+# of the callbacks' samples on the CPU must be within P points of the share the game measures
+# with the main thread's CPU clock.
 #   cmake -DXVFB=xvfb-run -DLOVE=love -DGAME=samples/love -DCPATH=build/lib/luajit/?.so -DOUT=f.json -P love_check.cmake
 if(NOT FRAMES)
   set(FRAMES 300)
@@ -9,9 +10,12 @@ endif()
 if(NOT CLOCK)
   set(CLOCK wall)
 endif()
+if(NOT HZ)
+  set(HZ 1000)
+endif()
 file(REMOVE ${OUT})
 execute_process(COMMAND ${CMAKE_COMMAND} -E env SCRIPTPROF_LUAJIT_CPATH=${CPATH} SCRIPTPROF_LOVE_OUT=${OUT}
-                        SCRIPTPROF_LOVE_FRAMES=${FRAMES} SCRIPTPROF_LOVE_CLOCK=${CLOCK} ${XVFB} -a ${LOVE} ${GAME}
+                        SCRIPTPROF_LOVE_FRAMES=${FRAMES} SCRIPTPROF_LOVE_CLOCK=${CLOCK} SCRIPTPROF_LOVE_HZ=${HZ} ${XVFB} -a ${LOVE} ${GAME}
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 240)
 message("${out}${err}")
 if(NOT rc EQUAL 0)
@@ -33,7 +37,7 @@ if(POINTS)
   string(REGEX REPLACE "^0*([0-9]+)$" "\\1" truth "${truth}")
   math(EXPR error "${share} - ${truth}")
   math(EXPR limit "${POINTS} * 10")
-  message("${CLOCK} clock, ${FRAMES} frames: love.update ${share} of 1000 of ${samples} samples on the CPU, truth ${truth}: error ${error}")
+  message("${CLOCK} clock at ${HZ} Hz, ${FRAMES} frames: love.update ${share} of 1000 of ${samples} samples on the CPU, truth ${truth}: error ${error}")
   if(samples LESS 1000)
     message(FATAL_ERROR "too few samples to judge: ${samples}")
   endif()

@@ -134,9 +134,8 @@ class SamplingTimer {
   // (on_blocked): crosses the ticks due by now under the watcher's lock and returns them with
   // how many were off the CPU, for the caller to charge at once. The watcher looks at a blocked
   // thread once a millisecond; a signal at its next look would bring them to whatever runs
-  // by then. (The watcher is not woken: a wake-up from this thread's CPU tends to move it onto
-  // that CPU, where it then waits for this thread to block before it runs.) 0 when the watcher
-  // is in a check: it crosses them then.
+  // by then. When the next tick is due before that look, the watcher is woken to aim at it.
+  // 0 when the watcher is in a check: it crosses them then.
   std::uint64_t cross_at_wake(std::uint64_t* off_cpu);
 
   std::uint64_t signals() const { return signals_.load(std::memory_order_relaxed); }
@@ -206,6 +205,7 @@ class SamplingTimer {
   bool woke_ = false;                         // cross_at_wake crossed since the last check (under thread_mutex_)
   std::uint64_t blocked_since_ns_ = 0;        // the look that first found the thread blocked (0: it runs)
   std::uint64_t last_look_ns_ = 0;            // the monotonic clock at the last check (under thread_mutex_)
+  std::uint64_t next_look_ns_ = 0;            // and when the watcher looks next (under thread_mutex_)
   std::atomic<bool> active_{false};           // handler does nothing unless set
   std::atomic<bool> in_flight_{false};        // a signal was sent and not yet handled
   std::atomic<std::uint64_t> ready_{0};       // ticks crossed, waiting for the handler
