@@ -25,7 +25,7 @@ else
   thread_cpu, nap = c.thread_cpu, c.nap
 end
 -- The interpreter is slower than the JIT: the same ~1.5 ms of work a frame either way.
-local work = jit and 1500 or 600
+local work = jit and 1500 or 800
 local state = {}
 for e = 1, 100 do state[e] = e end
 local function step(e)

@@ -41,7 +41,7 @@ for clock in cpu wall; do
     LUA_CPATH="$build/lib/luajit/?.so;;" luajit "$here/frame_loop.lua" $clock $hz $frames
     LUA_CPATH="$build/lib/?.so;$work/?.so;;" lua5.4 "$here/frame_loop.lua" $clock $hz $frames
     if command -v love >/dev/null && command -v xvfb-run >/dev/null; then
-      frames=$(( (hz == 1000 ? 12000 : 1500) / scale ))
+      frames=$(( (hz == 1000 ? 15000 : 1500) / scale ))
       share=$(SCRIPTPROF_LUAJIT_CPATH="$build/lib/luajit/?.so" SCRIPTPROF_LOVE_OUT="$work/love.json" SCRIPTPROF_LOVE_FRAMES=$frames \
         SCRIPTPROF_LOVE_CLOCK=$clock SCRIPTPROF_LOVE_HZ=$hz xvfb-run -a love "$here/../love" 2>&1 | sed -n 's/^update share: //p')
       printf '%-10s %-4s %5d Hz  love.update %s\n' "LÖVE" $clock $hz "$share"
