@@ -37,11 +37,11 @@ C
 cc -O2 -shared -fPIC $(pkg-config --cflags lua5.4) "$work/frame_clock.c" -o "$work/frame_clock.so"
 for clock in cpu wall; do
   for hz in 1000 10000; do
-    frames=$(( (hz == 1000 ? 7000 : 800) / scale ))
+    frames=$(( (hz == 1000 ? 8000 : 800) / scale ))
     LUA_CPATH="$build/lib/luajit/?.so;;" luajit "$here/frame_loop.lua" $clock $hz $frames
     LUA_CPATH="$build/lib/?.so;$work/?.so;;" lua5.4 "$here/frame_loop.lua" $clock $hz $frames
     if command -v love >/dev/null && command -v xvfb-run >/dev/null; then
-      frames=$(( (hz == 1000 ? 15000 : 1500) / scale ))
+      frames=$(( (hz == 1000 ? 17000 : 1500) / scale ))
       share=$(SCRIPTPROF_LUAJIT_CPATH="$build/lib/luajit/?.so" SCRIPTPROF_LOVE_OUT="$work/love.json" SCRIPTPROF_LOVE_FRAMES=$frames \
         SCRIPTPROF_LOVE_CLOCK=$clock SCRIPTPROF_LOVE_HZ=$hz xvfb-run -a love "$here/../love" 2>&1 | sed -n 's/^update share: //p')
       printf '%-10s %-4s %5d Hz  love.update %s\n' "LÖVE" $clock $hz "$share"
