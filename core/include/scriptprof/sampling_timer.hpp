@@ -32,7 +32,7 @@
 // blocked, wakes it then (its looks once a millisecond stay as a floor). Polled, the ticks due
 // just after a wake waited up to 200 us for the next look and went to whatever ran then.
 // SCRIPTPROF_TASK_CLOCK=off, or a system that refuses perf events, keeps the polling;
-// delivery() says which. The watcher also asks the scheduler for a short slice, and leaves
+// delivery() says which. The looks at a blocked thread and the alarm are blocked_looks.hpp's. The watcher also asks the scheduler for a short slice, and leaves
 // the profiled thread's CPU when it is woken late there (watcher_scheduling.hpp), so that its
 // wake-ups reach that thread at once.
 //
@@ -57,7 +57,7 @@
 
 namespace scriptprof {
 
-class TaskClockAlarm;
+class BlockedLooks;
 class ThreadObserver;
 
 enum class TimerClock : std::uint8_t { Cpu, Wall };
@@ -162,14 +162,9 @@ class SamplingTimer {
   std::uint64_t check_ticks();
   void watch();  // the watcher thread
   bool hand_over_blocked(std::uint64_t program);  // to settings_.on_blocked (watcher only)
-  std::uint64_t next_blocked_look() const;        // delay to the next look at a blocked thread (watcher only)
-  // The delay to the next look at a blocked thread, with the task clock alarm (the CPU clock)
-  // armed to ring when the thread has run to its next tick (or at once, `pending` ticks waiting
-  // for it); without one, next_blocked_look(). Watcher only.
+  // The delay to the next look at a blocked thread, the alarm armed to ring when the thread has
+  // run to its next tick, or at once when `pending` ticks wait for it (watcher only).
   std::uint64_t look_at_blocked(std::uint64_t program, bool pending);
-  // The watcher's sleep until its next look, the lock released meanwhile: on the alarm when
-  // there is one, else on thread_wake_.
-  void sleep_until_look(std::unique_lock<std::mutex>& lock, std::uint64_t delay);
   void wake_watcher();  // stop(), set_period(): the watcher looks at its flags at once
   // Queues the signal to the profiled thread if its handler is still ours and it runs (watcher
   // only). NotSent: the handler is not ours, or the queue is full.
@@ -203,7 +198,6 @@ class SamplingTimer {
   std::uint64_t rng_ = 1;                     // xorshift64 state for the gaps (under thread_mutex_)
   bool missed_ = false;                       // the last check came before its tick (watcher only)
   bool woke_ = false;                         // cross_at_wake crossed since the last check (under thread_mutex_)
-  std::uint64_t blocked_since_ns_ = 0;        // the look that first found the thread blocked (0: it runs)
   std::uint64_t last_look_ns_ = 0;            // the monotonic clock at the last check (under thread_mutex_)
   std::uint64_t next_look_ns_ = 0;            // and when the watcher looks next (under thread_mutex_)
   std::atomic<bool> active_{false};           // handler does nothing unless set
@@ -226,8 +220,7 @@ class SamplingTimer {
   std::atomic<std::uint64_t> period_now_{0};           // see period_ns()
   pid_t thread_tid_ = 0;                               // the profiled thread
   std::unique_ptr<ThreadObserver> observer_;           // whether the thread runs, and where (watcher only)
-  std::unique_ptr<TaskClockAlarm> alarm_;              // CPU clock: rings when the thread ran to its tick
-  std::string alarm_missing_;                          // why there is none (perf events refused)
+  std::unique_ptr<BlockedLooks> looks_;                // the looks at a blocked thread, and the alarm
 };
 
 }  // namespace scriptprof

@@ -1,6 +1,6 @@
 #include "scriptprof/sampling_timer.hpp"
 
-#include "task_clock_alarm.hpp"
+#include "blocked_looks.hpp"
 #include "thread_observer.hpp"
 #include "watcher_scheduling.hpp"
 
@@ -260,16 +260,7 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
     ensure_signal_stack();  // start() runs on the sampled thread
     observer_->open(thread_tid_, thread_cpu_);
     // The watcher is parked: the alarm is its to use from here to stop().
-    alarm_missing_.clear();
-    // SCRIPTPROF_TASK_CLOCK=off keeps the polled timer (tests compare the two; a user can too).
-    const char* wanted = std::getenv("SCRIPTPROF_TASK_CLOCK");
-    if (settings.clock == TimerClock::Cpu && wanted && std::strcmp(wanted, "off") == 0) {
-      if (alarm_) alarm_->close();
-      alarm_missing_ = "SCRIPTPROF_TASK_CLOCK=off";
-    } else if (settings.clock == TimerClock::Cpu) {
-      if (!alarm_) alarm_ = std::make_unique<TaskClockAlarm>();
-      if (!alarm_->open(thread_tid_, &alarm_missing_)) alarm_->close();
-    }
+    looks_->begin(settings.clock == TimerClock::Cpu, thread_tid_);
   }
   excluded_profiler_ = 0;
   excluded_handler_ = 0;
@@ -277,7 +268,6 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   ready_ = 0;
   ready_off_cpu_ = 0;
   last_look_ns_ = clock_ns(CLOCK_MONOTONIC);
-  blocked_since_ns_ = 0;
   in_flight_ = false;
   handler_lost_ns_ = 0;
   start_raw_ = now();
@@ -318,11 +308,12 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   return true;
 }
 
-SamplingTimer::SamplingTimer() : observer_(std::make_unique<ThreadObserver>()) {}
+SamplingTimer::SamplingTimer()
+    : observer_(std::make_unique<ThreadObserver>()), looks_(std::make_unique<BlockedLooks>()) {}
 
 void SamplingTimer::wake_watcher() {
   thread_wake_.notify_all();
-  if (alarm_) alarm_->interrupt();
+  looks_->interrupt();
 }
 
 SamplingTimer::~SamplingTimer() {
@@ -355,7 +346,7 @@ std::uint64_t SamplingTimer::stop() {
   // (On the profiled thread itself no handler can be running here.)
   while (g_in_handler.load(std::memory_order_acquire) != 0 && !on_profiled_thread()) sched_yield();
   observer_->close();  // the watcher is parked
-  if (alarm_) alarm_->close();  // the watcher is parked
+  looks_->end();  // the watcher is parked
   stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
   // Ticks crossed but not handled yet, and those completed since: no handler runs now. Those
   // of a thread blocked until now are off-CPU (the wall clock's).
@@ -494,42 +485,10 @@ SamplingTimer::SendResult SamplingTimer::send_signal() {
   return SendResult::Sent;
 }
 
-// How often the watcher looks at a blocked thread. A look (a wake-up, a clock read, a sleep)
-// costs 25-30 us of CPU on these virtual machines: at 1 ms, a thread blocked in a read costs
-// about 3% of a core. The ticks due after a wake wait for the first look after it, so in the
-// first milliseconds of a block, where a frame loop's sleeps end, looks come sooner.
-constexpr std::uint64_t kBlockedPollNs = 1'000'000;
-constexpr std::uint64_t kFirstBlockedPollNs = 200'000;
-constexpr std::uint64_t kShortBlockNs = 2'000'000;
-
-// Looks at a blocked thread come often in the first milliseconds of a block, where the sleeps
-// of a frame loop end (the ticks after its wake wait for the next look), and seldom after: a
-// thread blocked in a read then costs a look a millisecond.
-std::uint64_t SamplingTimer::next_blocked_look() const {
-  return blocked_since_ns_ && last_look_ns_ - blocked_since_ns_ >= kShortBlockNs ? kBlockedPollNs : kFirstBlockedPollNs;
-}
-
-// With the alarm, armed to ring when the thread has run to its next tick (or, ticks waiting for
-// it, for the alarm's least span), a blocked thread is still looked at once a millisecond, the
-// polled timer's pace after 2 ms. With looks 100 ms apart, Lua 5.4's frame loop at 1 kHz gave
-// its first function 1.0-2.7 points too many (1 ms: -0.1 to +0.3; cause not found); and
-// counting user time only, the alarm skips an expiry met in kernel code to the next period.
+// The delay to the next look at a blocked thread, with the alarm (if any) armed to ring when
+// it has run to its next tick, or at once (`pending`: ticks wait for it).
 std::uint64_t SamplingTimer::look_at_blocked(std::uint64_t program, bool pending) {
-  if (!alarm_ || !alarm_->is_open()) return next_blocked_look();
-  alarm_->arm(pending || next_tick_ <= program ? 0 : next_tick_ - program);
-  return kBlockedPollNs;
-}
-
-void SamplingTimer::sleep_until_look(std::unique_lock<std::mutex>& lock, std::uint64_t delay) {
-  delay = std::max<std::uint64_t>(delay, 1000);
-  if (!alarm_ || !alarm_->can_wait()) {
-    thread_wake_.wait_for(lock, std::chrono::nanoseconds(delay));
-    return;
-  }
-  // stop() and set_period() interrupt the alarm's wait as they notify thread_wake_.
-  lock.unlock();
-  alarm_->wait(delay);
-  lock.lock();
+  return looks_->arm(pending || next_tick_ <= program ? 0 : next_tick_ - program);
 }
 
 // Hands the waiting ticks of a thread that the kernel says is asleep to on_blocked, which arms
@@ -600,8 +559,7 @@ std::uint64_t SamplingTimer::check_ticks() {
       if (!runs && wall) ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
       ready_.fetch_add(ticks, std::memory_order_release);
     }
-    if (runs) blocked_since_ns_ = 0;
-    else if (!blocked_since_ns_) blocked_since_ns_ = last_look_ns_;
+    looks_->saw(runs, last_look_ns_);
     if (!runs && settings_.on_blocked && hand_over_blocked(program)) return look_at_blocked(program, false);
     if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire)) {
       const SendResult sent = send_signal();
@@ -610,7 +568,7 @@ std::uint64_t SamplingTimer::check_ticks() {
       // they went with the first sample after the wake to whatever runs then.
       if (sent == SendResult::Blocked && ticks && wall) ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
       if (sent == SendResult::Blocked) return look_at_blocked(program, true);
-      if (sent == SendResult::NotSent) return next_blocked_look();  // the handler is not ours, or the queue full
+      if (sent == SendResult::NotSent) return looks_->pace();  // the handler is not ours, or the queue full
     }
     // Waiting ticks of a blocked thread: look again soon, so that they reach the stack it
     // wakes in rather than one that ran a period later.
@@ -621,7 +579,7 @@ std::uint64_t SamplingTimer::check_ticks() {
     // by the clock, as ever. (Arming from the tick's handler instead, for every tick, put system
     // calls in the signal handler, which valgrind's memcheck, with other processes on the
     // cores, then reported as writes below the stack.)
-    if (alarm_ && alarm_->is_open() && blocked_poll) {
+    if (looks_->rings() && blocked_poll) {
       missed_ = woke_ = false;
       return blocked_poll;
     }
@@ -666,7 +624,7 @@ void SamplingTimer::watch() {
       }
       const std::uint64_t due = clock_ns(CLOCK_MONOTONIC) + delay;
       next_look_ns_ = due;
-      sleep_until_look(lock, delay);
+      looks_->sleep(lock, thread_wake_, delay);  // stop() and set_period() end it
       if (!active_.load(std::memory_order_acquire) || paused_) continue;
       if (clock_ns(CLOCK_MONOTONIC) > due + WatcherScheduling::kLateWakeNs) scheduling.woke_late(observer_->processor());
       if (settings_.on_thread) signals_.fetch_add(1, std::memory_order_relaxed);
@@ -680,9 +638,7 @@ void SamplingTimer::watch() {
 std::string SamplingTimer::delivery() const {
   if (settings_.on_thread) return "on the timer's thread";
   if (settings_.clock == TimerClock::Wall) return "polled wall clock, queued signal";
-  if (alarm_ && alarm_missing_.empty())  // (closed again by stop(): the run had it)
-    return alarm_->user_time_only() ? "task clock alarm (user time), queued signal" : "task clock alarm, queued signal";
-  return "polled CPU clock, queued signal" + (alarm_missing_.empty() ? "" : " (" + alarm_missing_ + ")");
+  return looks_->how(", queued signal");
 }
 
 bool SamplingTimer::on_profiled_thread() const { return gettid() == thread_tid_; }
