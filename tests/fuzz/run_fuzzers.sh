@@ -21,16 +21,26 @@ run() {  # run TARGET: fuzzes it on a copy of its seeds (every format's for the 
   local cov; cov=$(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "$work/$t.log" | tail -1 | grep -o 'cov: [0-9]*' || true)
   if ((rc != 0)); then
     echo "FAIL fuzz_$t: exit $rc; $(grep -m1 -E 'ERROR|runtime error|SUMMARY' "$work/$t.log")"
+    # What a CI log must carry to reproduce a crash found there: its stack and its input.
+    grep -E '^ *#[0-9]+ 0x' "$work/$t.log" | grep -v -E 'fuzzer::|__sanitizer|libc\.so|libc_start|_start ' |
+      sed 's/ (BuildId: [0-9a-f]*)//' | head -20
+    local input; input=$(grep -o -E "(crash|leak|oom|timeout)-[0-9a-f]+" "$work/$t.log" | tail -1)
+    if [[ -n $input && -f $findings/$input ]]; then
+      echo "the input ($findings/$input, $(stat -c %s "$findings/$input") bytes), base64:"
+      head -c 4096 "$findings/$input" | base64
+    fi
     return 1
   fi
   echo "PASS fuzz_$t: ${seconds} s, ${cov:-cov: ?} edges of the library and driver"
 }
 failed=0
 targets=(lispworks folded speedscope sampler lms roundtrip)
-for ((i = 0; i < ${#targets[@]}; i += 2)); do
-  run "${targets[i]}" & a=$!
-  if ((i + 1 < ${#targets[@]})); then run "${targets[i + 1]}" & b=$!; wait $b || failed=$((failed + 1)); fi
+for ((i = 0; i < ${#targets[@]}; i += 2)); do  # two at a time, each one's lines printed whole
+  run "${targets[i]}" >"$work/a.out" & a=$!
+  if ((i + 1 < ${#targets[@]})); then run "${targets[i + 1]}" >"$work/b.out" & b=$!; fi
   wait $a || failed=$((failed + 1))
+  cat "$work/a.out"
+  if ((i + 1 < ${#targets[@]})); then wait $b || failed=$((failed + 1)); cat "$work/b.out"; fi
 done
 echo "fuzzing: $((${#targets[@]} - failed)) passed, $failed failed"
 ((failed == 0))
