@@ -59,6 +59,7 @@ namespace scriptprof {
 
 class BlockedLooks;
 class ThreadObserver;
+class TimerSignal;
 
 enum class TimerClock : std::uint8_t { Cpu, Wall };
 
@@ -143,7 +144,7 @@ class SamplingTimer {
   // (ticks stopped then); 0 while it is ours.
   std::uint64_t handler_lost_ns() const { return handler_lost_ns_.load(std::memory_order_relaxed); }
   // The signal this timer delivers with (valid once started).
-  int signal_number() const { return signal_; }
+  int signal_number() const { return signal_number_; }
   // How ticks reach the thread, for health(): "task clock alarm, queued signal", "polled CPU
   // clock, queued signal (...why no alarm)", "polled wall clock, queued signal" or "on the
   // timer's thread".
@@ -170,7 +171,6 @@ class SamplingTimer {
   // only). NotSent: the handler is not ours, or the queue is full.
   enum class SendResult : std::uint8_t { Sent, Blocked, NotSent };
   SendResult send_signal();
-  bool on_profiled_thread() const;
   std::uint64_t program_at(std::uint64_t raw) const;
   // Runs `step` (a clock read and what follows from it) until no signal handler excluded its
   // own time meanwhile: such a handler subtracts time a read taken before it did not contain,
@@ -189,8 +189,7 @@ class SamplingTimer {
   void* context_ = nullptr;
   clockid_t clock_id_ = CLOCK_MONOTONIC;      // the clock program time is read from
   clockid_t thread_cpu_ = CLOCK_MONOTONIC;    // the profiled thread's CPU clock
-  int signal_ = 0;                            // the signal delivering ticks
-  void* token_ = nullptr;                     // what our signals carry (slot and generation)
+  int signal_number_ = 0;                     // the signal delivering ticks
   std::uint64_t start_raw_ = 0;               // clock reading at start()
   std::uint64_t stopped_program_ns_ = 0;      // program time frozen by stop()
   std::atomic<std::uint64_t> stopped_off_cpu_{0};  // see take_off_cpu()
@@ -209,7 +208,6 @@ class SamplingTimer {
   std::atomic<std::uint64_t> excluded_handler_{0};     // time inside the signal handler
   std::atomic<std::uint64_t> signals_{0};              // signals handled
   std::atomic<std::uint64_t> handler_lost_ns_{0};      // see handler_lost_ns()
-  int slot_ = -1;                                      // index in the handler's registry
   std::thread thread_;                                 // the watcher (parked between runs)
   std::mutex thread_mutex_;                            // guards the three flags below
   std::condition_variable thread_wake_;                // a run starts or stops, or quit_
@@ -219,6 +217,7 @@ class SamplingTimer {
   bool paused_ = false;                                // no ticks until set_period (under thread_mutex_)
   std::atomic<std::uint64_t> period_now_{0};           // see period_ns()
   pid_t thread_tid_ = 0;                               // the profiled thread
+  std::unique_ptr<TimerSignal> signal_;                // its handler's registry slot, and the sending
   std::unique_ptr<ThreadObserver> observer_;           // whether the thread runs, and where (watcher only)
   std::unique_ptr<BlockedLooks> looks_;                // the looks at a blocked thread, and the alarm
 };

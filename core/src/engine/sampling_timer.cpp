@@ -2,20 +2,15 @@
 
 #include "blocked_looks.hpp"
 #include "thread_observer.hpp"
+#include "timer_signal.hpp"
 #include "watcher_scheduling.hpp"
 
 #include <pthread.h>
-#include <fcntl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -23,182 +18,10 @@
 
 namespace scriptprof {
 
-// ---- Process-wide signal plumbing ---------------------------------------------------------
-//
-// One handler per signal number serves every timer using it. A timer's signals carry a token
-// (a magic, its registry slot and the slot's generation) and our pid: the handler trusts only a
-// token whose slot holds that generation now; one of a stopped timer is swallowed, and any
-// other signal of that number goes to the handler that was installed before ours.
-
-namespace {
-
-constexpr int kMaxTimers = 256;
-constexpr std::uint64_t kTokenMagic = 0x5C9F;  // top 16 bits of every token
-std::atomic<SamplingTimer*> g_timers[kMaxTimers];  // lock-free atomics: safe to read in a handler
-std::atomic<std::uint64_t> g_tokens[kMaxTimers];   // the token each slot's timer sends now
-std::uint32_t g_generation[kMaxTimers];            // under g_registry_mutex
-struct sigaction g_previous[NSIG];                 // written before our handler is live on it
-std::mutex g_registry_mutex;                       // serialises slots and installs (normal context)
-std::atomic<int> g_in_handler{0};                  // handlers between registry look-up and return
-
-void forward_to_previous(int sig, siginfo_t* info, void* uctx) {
-  const struct sigaction& prev = g_previous[sig];
-  if (prev.sa_flags & SA_SIGINFO) {
-    if (prev.sa_sigaction) prev.sa_sigaction(sig, info, uctx);
-  } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
-    prev.sa_handler(sig);
-  }
-  // A foreign signal under SIG_DFL would have ended the process; ignoring it is kinder.
-}
-
-// Async-signal-safe: it reads lock-free atomics and getpid(), calls SamplingTimer::on_signal
-// (clock_gettime, atomics and the registered TickHandler, itself required to be
-// async-signal-safe) or the previous handler, and saves/restores errno so the interrupted code
-// never sees a change.
-void timer_signal_handler(int sig, siginfo_t* info, void* uctx) {
-  int saved_errno = errno;
-  g_in_handler.fetch_add(1, std::memory_order_acq_rel);
-  const auto token = info ? reinterpret_cast<std::uintptr_t>(info->si_value.sival_ptr) : 0;
-  if (info && info->si_code == SI_QUEUE && info->si_pid == getpid() && (token >> 48) == kTokenMagic) {
-    const std::size_t slot = token & 0xFF;
-    SamplingTimer* target = g_timers[slot].load(std::memory_order_acquire);
-    // A stale signal of a timer already stopped is ours by its token: swallowed.
-    if (target && g_tokens[slot].load(std::memory_order_acquire) == token) target->on_signal();
-  } else {
-    forward_to_previous(sig, info, uctx);
-  }
-  g_in_handler.fetch_sub(1, std::memory_order_acq_rel);
-  errno = saved_errno;
-}
-
-bool handler_is_ours(int sig);
-
-// Installs the handler on `sig`, and leaves it for the life of the process: restoring SIG_DFL
-// while a queued signal is still pending would end the process. A start after the program
-// replaced it installs it again, forwarding to the program's. Under g_registry_mutex.
-bool install_handler(int sig, std::string* error) {
-  if (handler_is_ours(sig)) return true;
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = timer_signal_handler;
-  // SA_RESTART: system calls interrupted by a tick resume instead of failing with EINTR.
-  // SA_ONSTACK: the handler runs on the thread's alternate stack (ensure_signal_stack).
-  sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction previous;
-  if (sigaction(sig, nullptr, &previous) != 0) {
-    if (error) *error = "sigaction(" + timer_signal_name(sig) + "): " + std::strerror(errno);
-    return false;
-  }
-  g_previous[sig] = previous;  // before the handler that reads it is live
-  if (sigaction(sig, &sa, nullptr) != 0) {
-    if (error) *error = "sigaction(" + timer_signal_name(sig) + "): " + std::strerror(errno);
-    return false;
-  }
-  return true;
-}
-
-bool handler_is_ours(int sig) {
-  struct sigaction now;
-  return sigaction(sig, nullptr, &now) == 0 && (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == timer_signal_handler;
-}
-
-// The sampled thread's alternate signal stack. A handler frame on the thread's own stack
-// overwrites whatever lies below the interrupted code's stack pointer past the 128-byte red
-// zone, and some code keeps live data there: AngelScript 2.35's native calls, which GCC turns
-// into a tail call, read their arguments from the caller's frame after popping it (a tick at
-// that instant made a registered method run with a null object). On its own stack the handler
-// touches nothing of the interrupted code. A thread that already has one (ASan's, the host's)
-// keeps it.
-struct SignalStack {
-  void* memory = nullptr;
-  void ensure() {
-    stack_t current;
-    if (memory || (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE))) return;
-    long wanted = sysconf(_SC_SIGSTKSZ);
-    std::size_t size = std::max<std::size_t>(64 * 1024, wanted > 0 ? static_cast<std::size_t>(wanted) : 0);
-    memory = std::malloc(size);
-    if (!memory) return;  // the handler then runs on the thread's stack, as before
-    stack_t ss;
-    ss.ss_sp = memory;
-    ss.ss_size = size;
-    ss.ss_flags = 0;
-    if (sigaltstack(&ss, nullptr) != 0) {
-      std::free(memory);
-      memory = nullptr;
-    }
-  }
-  ~SignalStack() {  // at thread exit: no handler can be running on it in this normal context
-    if (!memory) return;
-    stack_t current;
-    if (sigaltstack(nullptr, &current) == 0 && current.ss_sp == memory) {
-      stack_t off;
-      std::memset(&off, 0, sizeof off);
-      off.ss_flags = SS_DISABLE;
-      sigaltstack(&off, nullptr);
-    }
-    std::free(memory);
-  }
-};
-
-void ensure_signal_stack() {
-  thread_local SignalStack stack;
-  stack.ensure();
-}
-
-
-}  // namespace
-
 std::uint64_t clock_ns(clockid_t id) {
   struct timespec ts = {0, 0};  // stays 0 for the clock of a thread that has exited
   clock_gettime(id, &ts);  // async-signal-safe (POSIX)
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-int default_timer_signal() { return SIGRTMAX - 3; }
-
-std::string timer_signal_name(int sig) {
-  if (sig == SIGPROF) return "SIGPROF";
-  if (sig == SIGUSR1) return "SIGUSR1";
-  if (sig == SIGUSR2) return "SIGUSR2";
-  if (sig == SIGALRM) return "SIGALRM";
-  if (sig == SIGVTALRM) return "SIGVTALRM";
-  if (sig >= SIGRTMIN && sig <= SIGRTMAX)
-    return sig - SIGRTMIN <= SIGRTMAX - sig ? "SIGRTMIN+" + std::to_string(sig - SIGRTMIN)
-                                            : "SIGRTMAX-" + std::to_string(SIGRTMAX - sig);
-  return "signal " + std::to_string(sig);
-}
-
-int parse_timer_signal(const std::string& text, std::string* error) {
-  int sig = 0;
-  auto offset = [&](const char* prefix, int base, int direction) {
-    const std::size_t n = std::strlen(prefix);
-    if (text.compare(0, n, prefix) != 0) return false;
-    if (text.size() == n) return sig = base, true;
-    if (text[n] != (direction > 0 ? '+' : '-') || text.size() == n + 1) return false;
-    for (std::size_t i = n + 1; i < text.size(); ++i)
-      if (text[i] < '0' || text[i] > '9' || i > n + 3) return false;
-    sig = base + direction * std::atoi(text.c_str() + n + 1);
-    return true;
-  };
-  static const std::pair<const char*, int> kNamed[] = {
-      {"SIGPROF", SIGPROF}, {"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGALRM", SIGALRM}, {"SIGVTALRM", SIGVTALRM}};
-  for (const auto& [name, number] : kNamed)
-    if (text == name) sig = number;
-  if (!sig && !offset("SIGRTMIN", SIGRTMIN, +1) && !offset("SIGRTMAX", SIGRTMAX, -1)) {
-    bool digits = !text.empty() && text.size() < 4;
-    for (char c : text) digits = digits && c >= '0' && c <= '9';
-    if (digits) sig = std::atoi(text.c_str());
-  }
-  const bool allowed = sig == SIGPROF || sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGALRM || sig == SIGVTALRM ||
-                       (sig >= SIGRTMIN && sig <= SIGRTMAX);
-  if (!allowed) {
-    if (error)
-      *error = "'" + text + "' is not a signal the profiler can use: give SIGRTMIN+N, SIGRTMAX-N (N from 0 to " +
-               std::to_string(SIGRTMAX - SIGRTMIN) + "), SIGPROF, SIGUSR1, SIGUSR2, SIGALRM or SIGVTALRM";
-    return 0;
-  }
-  return sig;
 }
 
 // ---- Timer -----------------------------------------------------------------------------------
@@ -225,8 +48,8 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   settings_ = settings;
   handler_ = handler;
   context_ = context;
-  signal_ = settings.signal ? settings.signal : default_timer_signal();
-  if (!settings.on_thread && !parse_timer_signal(timer_signal_name(signal_), error)) return false;
+  signal_number_ = settings.signal ? settings.signal : default_timer_signal();
+  if (!settings.on_thread && !parse_timer_signal(timer_signal_name(signal_number_), error)) return false;
   // This thread's CPU clock, readable from the watcher (and from stop(), which may run elsewhere).
   if (int rc = pthread_getcpuclockid(pthread_self(), &thread_cpu_); rc != 0) {
     if (error) *error = std::string("pthread_getcpuclockid: ") + std::strerror(rc);
@@ -241,23 +64,7 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
       if (error) *error = "the system allows this process no queued signal (RLIMIT_SIGPENDING is 0): the timer cannot deliver ticks";
       return false;
     }
-    std::lock_guard<std::mutex> lock(g_registry_mutex);
-    if (!install_handler(signal_, error)) return false;
-    for (int i = 0; i < kMaxTimers; ++i)
-      if (!g_timers[i].load()) {
-        slot_ = i;
-        break;
-      }
-    if (slot_ < 0) {
-      if (error) *error = "too many sampling timers running at once";
-      return false;
-    }
-    const std::uint64_t token = kTokenMagic << 48 | static_cast<std::uint64_t>(++g_generation[slot_]) << 8 |
-                                static_cast<std::uint64_t>(slot_);
-    token_ = reinterpret_cast<void*>(static_cast<std::uintptr_t>(token));
-    g_timers[slot_].store(this, std::memory_order_release);
-    g_tokens[slot_].store(token, std::memory_order_release);
-    ensure_signal_stack();  // start() runs on the sampled thread
+    if (!signal_->claim(signal_number_, this, error)) return false;  // start() runs on the sampled thread
     observer_->open(thread_tid_, thread_cpu_);
     // The watcher is parked: the alarm is its to use from here to stop().
     looks_->begin(settings.clock == TimerClock::Cpu, thread_tid_);
@@ -309,7 +116,9 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
 }
 
 SamplingTimer::SamplingTimer()
-    : observer_(std::make_unique<ThreadObserver>()), looks_(std::make_unique<BlockedLooks>()) {}
+    : signal_(std::make_unique<TimerSignal>()),
+      observer_(std::make_unique<ThreadObserver>()),
+      looks_(std::make_unique<BlockedLooks>()) {}
 
 void SamplingTimer::wake_watcher() {
   thread_wake_.notify_all();
@@ -336,15 +145,7 @@ std::uint64_t SamplingTimer::stop() {
     // Parked again: no signal is sent and no on_thread handler call runs after this.
     thread_parked_.wait(lock, [this] { return !watching_; });
   }
-  if (slot_ >= 0) {
-    std::lock_guard<std::mutex> lock(g_registry_mutex);
-    g_tokens[slot_].store(0, std::memory_order_release);  // a signal still queued is now stale
-    g_timers[slot_].store(nullptr, std::memory_order_release);
-    slot_ = -1;
-  }
-  // A handler on another thread may have found us before the slot was cleared: wait it out.
-  // (On the profiled thread itself no handler can be running here.)
-  while (g_in_handler.load(std::memory_order_acquire) != 0 && !on_profiled_thread()) sched_yield();
+  signal_->release();
   observer_->close();  // the watcher is parked
   looks_->end();  // the watcher is parked
   stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
@@ -461,7 +262,7 @@ void SamplingTimer::on_signal() {
 SamplingTimer::SendResult SamplingTimer::send_signal() {
   // The program may have replaced or ignored our handler (signal(sig, SIG_DFL) would make the
   // next signal end the process): then no signal, and from when is said.
-  if (!handler_is_ours(signal_)) {
+  if (!signal_->handler_is_ours()) {
     std::uint64_t expected = 0;
     handler_lost_ns_.compare_exchange_strong(expected, std::max<std::uint64_t>(1, program_at(now())));
     return SendResult::NotSent;
@@ -470,15 +271,8 @@ SamplingTimer::SendResult SamplingTimer::send_signal() {
   // Last, and right before the signal: the thread runs now. The time between this look and
   // the signal's arrival is the only window in which a tick can meet a sleep.
   if (observer_->state(true) == ThreadObserver::State::Blocked) return SendResult::Blocked;
-  siginfo_t info;
-  std::memset(&info, 0, sizeof info);
-  info.si_signo = signal_;
-  info.si_code = SI_QUEUE;
-  info.si_pid = getpid();
-  info.si_uid = getuid();
-  info.si_value.sival_ptr = token_;
   in_flight_.store(true, std::memory_order_release);
-  if (syscall(SYS_rt_tgsigqueueinfo, getpid(), thread_tid_, signal_, &info) != 0) {
+  if (!signal_->send(thread_tid_)) {
     in_flight_.store(false, std::memory_order_release);  // the queue is full, or the thread gone
     return SendResult::NotSent;
   }
@@ -641,6 +435,5 @@ std::string SamplingTimer::delivery() const {
   return looks_->how(", queued signal");
 }
 
-bool SamplingTimer::on_profiled_thread() const { return gettid() == thread_tid_; }
 
 }  // namespace scriptprof
