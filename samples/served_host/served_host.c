@@ -27,6 +27,18 @@ static const char* script =
 static scriptprof_profiler* profiler;
 static const char* stop_file;
 static time_t deadline;
+/* Workers that attached (or gave up): the address is printed once both did, so that whoever
+   reads it finds something to profile (a request before any state is attached gets 503). */
+static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
+static int workers_ready;
+
+static void worker_ready(void) {
+  pthread_mutex_lock(&ready_lock);
+  ++workers_ready;
+  pthread_cond_broadcast(&ready_cond);
+  pthread_mutex_unlock(&ready_lock);
+}
 
 struct worker {
   int index;
@@ -43,12 +55,17 @@ static void* run_worker(void* arg) {
   scriptprof_name_thread(name);
   lua_State* L = luaL_newstate();
   luaL_openlibs(L);
-  if (luaL_dostring(L, script) != LUA_OK) return NULL;
+  if (luaL_dostring(L, script) != LUA_OK) {
+    worker_ready();
+    return NULL;
+  }
   if (scriptprof_attach(profiler, L) != SCRIPTPROF_OK || scriptprof_start(profiler, L) != SCRIPTPROF_OK) {
     fprintf(stderr, "served_host: %s\n", scriptprof_error());
+    worker_ready();
     return NULL;
   }
   w->ok = 1;
+  worker_ready();
   while (!stop_asked()) {
     lua_getglobal(L, "round");
     if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
@@ -77,10 +94,13 @@ int main(int argc, char** argv) {
     fprintf(stderr, "served_host: %s\n", scriptprof_error());
     return 1;
   }
-  fprintf(stderr, "served_host: serving profiles at http://%s/debug/pprof/\n", scriptprof_serving_address(profiler));
   struct worker workers[2] = {{1, 0, 0}, {2, 0, 0}};
   pthread_t threads[2];
   for (int i = 0; i < 2; ++i) pthread_create(&threads[i], NULL, run_worker, &workers[i]);
+  pthread_mutex_lock(&ready_lock);
+  while (workers_ready < 2) pthread_cond_wait(&ready_cond, &ready_lock);
+  pthread_mutex_unlock(&ready_lock);
+  fprintf(stderr, "served_host: serving profiles at http://%s/debug/pprof/\n", scriptprof_serving_address(profiler));
   for (int i = 0; i < 2; ++i) pthread_join(threads[i], NULL);
   scriptprof_stop_serving(profiler);
   scriptprof_destroy(profiler);
