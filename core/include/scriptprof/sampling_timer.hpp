@@ -32,9 +32,10 @@
 // blocked, wakes it then (its looks once a millisecond stay as a floor). Polled, the ticks due
 // just after a wake waited up to 200 us for the next look and went to whatever ran then.
 // SCRIPTPROF_TASK_CLOCK=off, or a system that refuses perf events, keeps the polling;
-// delivery() says which. The looks at a blocked thread and the alarm are blocked_looks.hpp's. The watcher also asks the scheduler for a short slice, and leaves
-// the profiled thread's CPU when it is woken late there (watcher_scheduling.hpp), so that its
-// wake-ups reach that thread at once.
+// delivery() says which. The looks at a blocked thread and the alarm are blocked_looks.hpp's,
+// the signal and its handler timer_signal.hpp's. The watcher also asks the scheduler for a short
+// slice, and leaves the profiled thread's CPU when it is woken late there
+// (watcher_scheduling.hpp), so that its wake-ups reach that thread at once.
 //
 // Delivery on the thread instead (TimerSettings::on_thread): the watcher calls the handler
 // itself and the profiled thread gets no signal at all. For an adapter whose arm() may run

@@ -435,5 +435,4 @@ std::string SamplingTimer::delivery() const {
   return looks_->how(", queued signal");
 }
 
-
 }  // namespace scriptprof

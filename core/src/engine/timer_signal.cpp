@@ -132,7 +132,6 @@ void ensure_signal_stack() {
   stack.ensure();
 }
 
-
 }  // namespace
 
 bool TimerSignal::claim(int sig, SamplingTimer* timer, std::string* error) {
