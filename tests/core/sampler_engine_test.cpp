@@ -162,6 +162,26 @@ TEST_CASE("engine: a block's ticks sit under (blocked) in the stack that blocked
   r.engine.stop();
 }
 
+// A tick's arm that still waits when the thread is found blocked was made after the last safe
+// point and before the block (the thread blocked in the microseconds after it): the first safe
+// point after the wake samples the stack that blocked, as an arm made in the block would.
+TEST_CASE("engine: a block's ticks sit under the stack that blocked when a tick's arm still waits") {
+  Run r;
+  r.adapter.blocked_answer = ArmResult::AlreadyArmed;
+  r.start();
+  r.engine.on_tick(1, 0, 1000);          // armed by the signal, just before the thread blocked
+  r.engine.on_blocked_tick(2, 2, 2000);  // the timer's thread finds it blocked, the arm waiting
+  safe_point(r.engine, {r.main_fn, r.a});
+  const Profile& p = r.engine.profile();
+  CHECK(p.health.off_cpu == 2);
+  CHECK(p.counts(test::function_named(p, "(blocked)")).self == 2);
+  CHECK(blocked_parent(p) == r.a);
+  CHECK(test::self_at_root(p, test::function_named(p, "(blocked)")) == 0);
+  CHECK(p.counts(r.a).self == 1);
+  CHECK(p.counts(r.a).cumulative == 3);
+  r.engine.stop();
+}
+
 // Any other sample comes after the thread ran on from its wake: the stack it blocked in is not
 // known, and its ticks are nobody's code. They stand under (blocked) at the root.
 TEST_CASE("engine: a block's ticks sit under (blocked) at the root when not armed in the block") {

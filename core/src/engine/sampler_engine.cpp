@@ -347,11 +347,14 @@ void SamplerEngine::arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns,
   }
   if (!signal_arm_) return;  // the runtime polls pending_ticks()
   // Before the arm: the thread may wake and take its sample before arm_blocked() returns. An
-  // arm that did not take leaves the flag as it was (an earlier look's arm still waits).
+  // arm that did not take leaves the flag as it was (an earlier look's arm still waits). An arm
+  // still waiting from a tick before the block (AlreadyArmed) samples the stack that blocked as
+  // well: no safe point came between that arm and the block, so the first one after the wake
+  // takes it.
   const bool was_armed_in_block = blocked && armed_in_block_.exchange(true, std::memory_order_acq_rel);
   const ArmContext tick(*this);  // the claim is held: this is the tick's arm
   const ArmResult result = blocked ? arm_->arm_blocked(tick) : arm_->arm(tick);
-  if (blocked && result != ArmResult::Armed && !was_armed_in_block) {
+  if (blocked && result != ArmResult::Armed && result != ArmResult::AlreadyArmed && !was_armed_in_block) {
     bool set = true;  // unless a sample took it meanwhile
     armed_in_block_.compare_exchange_strong(set, false, std::memory_order_acq_rel);
   }
