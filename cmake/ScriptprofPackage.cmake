@@ -13,9 +13,10 @@ set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_STRIP_FILES ON)  # the build's debug information is not for a package (400 MB of it)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
-# The shared libraries the tools and modules need (Lua, LuaJIT, zlib, libstdc++), from the files.
+# The shared libraries the tools and modules need (Lua, LuaJIT, zlib, libstdc++, and cpp-httplib
+# for libscriptprof_httplib.so), from the files.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # A host built against the headers and package files finds Lua 5.4 and zlib through them.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "liblua5.4-dev, zlib1g-dev, pkg-config, libcpp-httplib-dev")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "liblua5.4-dev, zlib1g-dev, pkg-config")
 set(CPACK_GENERATOR DEB)
 include(CPack)

@@ -1,5 +1,5 @@
 // scriptprof_serve and scriptprof_serve_continuous: in scriptprof::serve's library (the
-// profile server on cpp-httplib), which a host links when it serves.
+// profile server), which a host links when it serves.
 #include "c_api_internal.hpp"
 #include "scriptprof/serve.hpp"
 

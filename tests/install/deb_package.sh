@@ -30,6 +30,7 @@ LUA
 output_has "hot (" "$usr/bin/luaprof" --hz 1000 -o "$work/run.folded" "$work/work.lua"
 output_has "hot (" "$usr/bin/profconv" "$work/run.folded"
 "$usr/bin/luaprof" --version
+output_has "serving profiles at" "$usr/bin/luaprof" --serve 127.0.0.1:0 -e "$BUSY_LUA"  # finds its HTTP library
 if [ -x "$usr/bin/luajitprof" ]; then "$usr/bin/luajitprof" --version; fi
 
 echo "== each Lua loads its module from the package's folder (Debian's own search path, under the root)"
@@ -41,6 +42,9 @@ for lua in lua5.1 lua5.2 lua5.3 lua5.4 luajit; do
        -e "package.cpath = '$lualib/$v/?.so'" \
        -e 'local p = require "profiler"; p.statprof(function() local x = 0 for i = 1, 1e6 do x = x + i end end, {hz = 1000, display = false}); assert(p.sample_count() >= 0)'
   echo "$lua: the module from lib/$multiarch/lua/$v"
+  if [ "$lua" = lua5.4 ] || [ "$lua" = luajit ]; then  # serving: the HTTP library found from the module's folder
+    output_has "served at" $lua -e "package.cpath = '$lualib/$v/?.so'" -e "$SERVE_LUA"
+  fi
   output_has "hot (" "$usr/bin/luaprof" --lua $lua --hz 1000 "$work/work.lua"
 done
 

@@ -21,8 +21,11 @@ lua5.4 -e '
   os.remove(out)
   assert(text:find("(command line):3)", 1, true) and text:find("Sample count: %d+"), text)
   print("require \"profiler\" from the rock tree: ok")'
+output_has "served at" lua5.4 -e "$SERVE_LUA"  # the HTTP library, deployed beside the module
 output_has "main chunk" "$tree/bin/luaprof" --hz 1000 -e "$BUSY_LUA"
 echo "luaprof from the rock tree: ok"
+output_has "serving profiles at" "$tree/bin/luaprof" --serve 127.0.0.1:0 -e "$BUSY_LUA"
+echo "luaprof --serve from the rock tree: ok"
 luarocks --lua-version 5.4 --tree "$tree" remove scriptprof >/dev/null
 [ ! -e "$tree/lib/lua/5.4/profiler.so" ] && echo "luarocks remove: the module is gone"
 

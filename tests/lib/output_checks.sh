@@ -28,3 +28,12 @@ head_of() {
   head -"$n" "$out"
   rm -f "$out"
 }
+
+# SERVE_LUA: serves on a free port, asks for the index page with curl while serving, stops, and
+# prints "served at ADDRESS" (the profile server's HTTP library was found where it was installed).
+SERVE_LUA='local p = require "profiler"
+local address = assert(p.serve{address = "127.0.0.1:0"})
+local ok = os.execute("curl -sf http://" .. address .. "/debug/pprof/ | grep -q /debug/pprof/profile")
+p.stop_serving()
+assert(ok == true or ok == 0, "no index page at " .. address)
+print("served at " .. address)'

@@ -98,6 +98,14 @@ echo "half a request and a client gone mid-answer: others served, the program go
 if out=$("$build/bin/luaprof" --serve "$addr" "$script" "$work/never.stop" 2>&1); then fail "a second server on $addr started"; fi
 [[ $out == *"cannot serve profiles"*"in use"* ]] || fail "the port in use: $out"
 echo "port in use: $out"
+# The HTTP library missing or not one: a clear error naming the file, before the script runs.
+for lib in "$work/no-such-library.so" "$script"; do
+  if out=$(SCRIPTPROF_HTTP_LIBRARY=$lib "$build/bin/luaprof" --serve 127.0.0.1:0 "$script" "$work/never.stop" 2>&1); then
+    fail "served without its HTTP library ($lib)"
+  fi
+  [[ $out == *"cannot serve profiles"*"libscriptprof_httplib.so"*"$lib"* ]] || fail "no HTTP library ($lib): $out"
+  echo "no HTTP library: $out"
+done
 # The live page in headless Chromium: stopped, started from its form's endpoint, drawn with the
 # program's functions, reloading; stopped again. A screenshot stays for a person to look at.
 chromium=$(command -v chromium || command -v chromium-browser || true)
@@ -166,6 +174,12 @@ heap() {
 echo "== the heap: luaprof and luajitprof --serve --heap 4096"
 heap luaprof-heap "$build/bin/luaprof"
 heap luajitprof-heap "$build/bin/luajitprof"
+
+echo "== the HTTP library: loaded by the first serve, not by the module"
+LD_PRELOAD=${LUA_PRELOAD:-} lua5.4 "$src/tests/live/http_on_demand.lua" || fail "lua5.4: the HTTP library"
+if [[ -e $build/lib/luajit/profiler.so && -z ${LUA_PRELOAD:-} ]]; then  # (LuaJIT cannot host an instrumented module)
+  LUA_CPATH="$build/lib/luajit/?.so;;" luajit "$src/tests/live/http_on_demand.lua" || fail "luajit: the HTTP library"
+fi
 
 echo "== profiler.serve, and stop_serving while a request runs"
 # lua5.4 with the module: under the sanitizers its runtime goes first (LUA_PRELOAD, from ctest).

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "http_transport_loader.hpp"
 #include "server_impl.hpp"
 
 namespace scriptprof {
@@ -78,9 +79,10 @@ bool ProfileServer::start(const std::string& address, std::string* error) {
   int port = 0;
   if (!parse_listen_address(address, &host, &port, error)) return false;
   impl_ = std::make_unique<Impl>(collection_);  // a server stopped before starts afresh, with its runs
-  impl_->routes();
+  impl_->http = open_http_transport(impl_->handler, error);
+  if (!impl_->http) return false;
   errno = 0;
-  const int bound = port == 0 ? impl_->http.bind_to_any_port(host) : impl_->http.bind_to_port(host, port) ? port : -1;
+  const int bound = impl_->http->bind(host, port);
   if (bound < 0) {
     const int why = errno;
     *error = "cannot listen on " + address + (why ? std::string(": ") + std::strerror(why) : std::string());
@@ -96,7 +98,7 @@ bool ProfileServer::start(const std::string& address, std::string* error) {
   pthread_sigmask(SIG_BLOCK, &all, &old);
   try {
     impl_->thread = std::thread([impl = impl_.get()] {
-      impl->http.listen_after_bind();
+      impl->http->listen();
       impl->listener_done = true;
     });
     // Always: continuous sampling can be started from the live page.
@@ -127,8 +129,8 @@ void ProfileServer::stop() {
   }
   impl_->stop_wake.notify_all();
   // Server::stop() closes the socket only once listening began: wait for that (or its end).
-  while (!impl_->http.is_running() && !impl_->listener_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  impl_->http.stop();  // listen_after_bind returns once its workers finished their requests
+  while (!impl_->http->is_running() && !impl_->listener_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  impl_->http->stop();  // listen() returns once its workers finished their requests
   impl_->thread.join();
   if (impl_->collector.joinable()) impl_->collector.join();
   collection_->pause_all();

@@ -39,25 +39,25 @@ bool parse_bounded(const std::string& name, const std::string& text, std::int64_
 namespace {
 
 
-void refuse(httplib::Response& res, int status, const std::string& why) {
+void refuse(HttpResponse& res, int status, const std::string& why) {
   res.status = status;
   res.set_content(why + "\n", "text/plain; charset=utf-8");
 }
 
 // A pprof file as Go's handlers send one: a download named `name`.
-void send_pprof(httplib::Response& res, const std::string& name, const std::string& bytes) {
+void send_pprof(HttpResponse& res, const std::string& name, const std::string& bytes) {
   res.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
   res.set_header("X-Content-Type-Options", "nosniff");
   res.set_content(bytes, "application/octet-stream");
 }
 
-void send_profile(httplib::Response& res, Profile& p, std::uint64_t start_unix_ns) {
+void send_profile(HttpResponse& res, Profile& p, std::uint64_t start_unix_ns) {
   p.start_unix_ns = start_unix_ns;
   send_pprof(res, "profile", write_pprof(p));
 }
 
 // seconds= as Go reads it: absent or 0 is 30; else 1 to `most`. False (400 sent) otherwise.
-bool seconds_param(const httplib::Request& req, httplib::Response& res, std::int64_t most, std::int64_t* seconds) {
+bool seconds_param(const HttpRequest& req, HttpResponse& res, std::int64_t most, std::int64_t* seconds) {
   std::string error;
   *seconds = kDefaultSeconds;
   if (req.has_param("seconds") && !parse_bounded("seconds", req.get_param_value("seconds"), 0, most, seconds, &error)) {
@@ -69,7 +69,7 @@ bool seconds_param(const httplib::Request& req, httplib::Response& res, std::int
 }
 
 // The runs' clock, and a clock= asking for another refused (400 sent).
-bool clock_param(const httplib::Request& req, httplib::Response& res, const std::vector<ServedRun>& runs, TimerClock* clock) {
+bool clock_param(const HttpRequest& req, HttpResponse& res, const std::vector<ServedRun>& runs, TimerClock* clock) {
   if (runs.empty()) {
     refuse(res, 503, "no run is served now: nothing to profile");
     return false;
@@ -99,7 +99,7 @@ std::uint64_t heap_sample_bytes(const std::vector<ServedRun>& served) {
 
 }  // namespace
 
-void ProfileServer::Impl::index(httplib::Response& res) {
+void ProfileServer::Impl::index(HttpResponse& res) {
   const std::vector<ServedRun> served = collection->runs();
   const TimerClock clock = served.empty() ? TimerClock::Cpu : served.front().clock;
   const std::uint64_t period = served.empty() ? 10'000'000 : served.front().default_period_ns;
@@ -137,7 +137,7 @@ void ProfileServer::Impl::index(httplib::Response& res) {
   res.set_content(page, "text/html; charset=utf-8");
 }
 
-void ProfileServer::Impl::profile(const httplib::Request& req, httplib::Response& res) {
+void ProfileServer::Impl::profile(const HttpRequest& req, HttpResponse& res) {
   std::int64_t seconds = 0, hz = 0;
   if (!seconds_param(req, res, kMaxSeconds, &seconds)) return;
   std::string error;
@@ -158,7 +158,7 @@ void ProfileServer::Impl::profile(const httplib::Request& req, httplib::Response
   send_profile(res, p, start_unix_ns);
 }
 
-void ProfileServer::Impl::live(const httplib::Request& req, httplib::Response& res) {
+void ProfileServer::Impl::live(const HttpRequest& req, HttpResponse& res) {
   std::string error;
   std::int64_t seconds = 10, refresh = 5;
   const auto most = static_cast<std::int64_t>(collection->settings().window_seconds);
@@ -180,7 +180,7 @@ void ProfileServer::Impl::live(const httplib::Request& req, httplib::Response& r
   res.set_content(live_page(p, view), "text/html; charset=utf-8");
 }
 
-void ProfileServer::Impl::frames(const httplib::Request& req, httplib::Response& res) {
+void ProfileServer::Impl::frames(const HttpRequest& req, HttpResponse& res) {
   if (req.has_param("last")) {  // the last capture again, without a new one
     std::lock_guard<std::mutex> lock(last_frames_mutex);
     if (!last_frames) return refuse(res, 404, "no capture yet: ask /debug/scriptprof/frames?seconds=N");
@@ -220,7 +220,7 @@ void ProfileServer::Impl::frames(const httplib::Request& req, httplib::Response&
   res.set_content(frames_page(*captured, static_cast<double>(seconds), static_cast<double>(hz)), "text/html; charset=utf-8");
 }
 
-void ProfileServer::Impl::frame(const httplib::Request& req, httplib::Response& res) {
+void ProfileServer::Impl::frame(const HttpRequest& req, HttpResponse& res) {
   std::shared_ptr<const LiveCollection::Frames> captured;
   {
     std::lock_guard<std::mutex> lock(last_frames_mutex);
@@ -240,7 +240,7 @@ void ProfileServer::Impl::frame(const httplib::Request& req, httplib::Response& 
   res.set_content(write_html_flame_graph(p), "text/html; charset=utf-8");
 }
 
-void ProfileServer::Impl::heap(const httplib::Request& req, httplib::Response& res, bool allocs) {
+void ProfileServer::Impl::heap(const HttpRequest& req, HttpResponse& res, bool allocs) {
   const std::vector<ServedRun> served = collection->runs();
   if (served.empty()) return refuse(res, 503, "no run is served now: nothing to profile");
   if (!heap_sample_bytes(served)) {
@@ -258,7 +258,7 @@ void ProfileServer::Impl::heap(const httplib::Request& req, httplib::Response& r
   send_pprof(res, allocs ? "allocs" : "heap", write_heap_pprof(p));
 }
 
-void ProfileServer::Impl::rate(const httplib::Request& req, httplib::Response& res) {
+void ProfileServer::Impl::rate(const HttpRequest& req, HttpResponse& res) {
   const std::string text = req.has_param("hz") ? req.get_param_value("hz") : "";
   char* end = nullptr;
   const double hz = std::strtod(text.c_str(), &end);
@@ -269,7 +269,7 @@ void ProfileServer::Impl::rate(const httplib::Request& req, httplib::Response& r
   res.set_header("Location", "/debug/scriptprof/");
 }
 
-void ProfileServer::Impl::recent(const httplib::Request& req, httplib::Response& res) {
+void ProfileServer::Impl::recent(const HttpRequest& req, HttpResponse& res) {
   if (!collection->keeps_window())
     return refuse(res, 404, "continuous mode is off: serve with continuous = 19 (Hz), or start it on the live page "
                             "(/debug/scriptprof/), to keep the recent minutes");
@@ -282,44 +282,28 @@ void ProfileServer::Impl::recent(const httplib::Request& req, httplib::Response&
   send_profile(res, p, clock_ns(CLOCK_REALTIME) - static_cast<std::uint64_t>(seconds) * 1'000'000'000ull);
 }
 
-void ProfileServer::Impl::routes() {
-  auto index_page = [this](const httplib::Request&, httplib::Response& res) { index(res); };
-  http.Get("/debug/pprof/", index_page);
-  http.Get("/debug/pprof", index_page);
-  http.Get("/debug/pprof/profile", [this](const httplib::Request& req, httplib::Response& res) { profile(req, res); });
-  http.Get("/debug/scriptprof/recent", [this](const httplib::Request& req, httplib::Response& res) { recent(req, res); });
-  auto live_page = [this](const httplib::Request& req, httplib::Response& res) { live(req, res); };
-  http.Get("/debug/scriptprof/", live_page);
-  http.Get("/debug/scriptprof", live_page);
-  http.Post("/debug/scriptprof/rate", [this](const httplib::Request& req, httplib::Response& res) { rate(req, res); });
-  http.Get("/debug/scriptprof/frames", [this](const httplib::Request& req, httplib::Response& res) { frames(req, res); });
-  http.Get("/debug/scriptprof/frame", [this](const httplib::Request& req, httplib::Response& res) { frame(req, res); });
-  http.Get("/debug/pprof/heap", [this](const httplib::Request& req, httplib::Response& res) { heap(req, res, false); });
-  http.Get("/debug/pprof/allocs", [this](const httplib::Request& req, httplib::Response& res) { heap(req, res, true); });
+// Every request, of any method: Go's pages and ours; 404 with what is served for the rest.
+void ProfileServer::Impl::route(const HttpRequest& req, HttpResponse& res) {
+  const std::string& path = req.path;
+  const bool get = req.method == "GET";
+  if (get && (path == "/debug/pprof/" || path == "/debug/pprof")) return index(res);
+  if (get && path == "/debug/pprof/profile") return profile(req, res);
+  if (get && path == "/debug/scriptprof/recent") return recent(req, res);
+  if (get && (path == "/debug/scriptprof/" || path == "/debug/scriptprof")) return live(req, res);
+  if (req.method == "POST" && path == "/debug/scriptprof/rate") return rate(req, res);
+  if (get && path == "/debug/scriptprof/frames") return frames(req, res);
+  if (get && path == "/debug/scriptprof/frame") return frame(req, res);
+  if (get && path == "/debug/pprof/heap") return heap(req, res, false);
+  if (get && path == "/debug/pprof/allocs") return heap(req, res, true);
   // Go's other profiles say what is served.
-  auto not_go = [](const httplib::Request& req, httplib::Response& res) {
-    refuse(res, 404, "Unknown profile: " + req.path.substr(std::string("/debug/pprof/").size()) +
-                         " (scriptprof serves profile, heap and allocs here, and recent, frames and the live page "
-                         "under /debug/scriptprof/)");
-  };
-  http.Get(R"(/debug/pprof/(goroutine|block|mutex|threadcreate|cmdline|symbol|trace))", not_go);
-  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 404 && res.body.empty())  // a page of ours that said why keeps its reason
-      res.set_content("no page " + req.path + " here: the profiles are listed at /debug/pprof/\n",
-                      "text/plain; charset=utf-8");
-  });
-  // A client that sends half a request, or reads nothing, lets go of its worker in seconds.
-  http.set_read_timeout(5, 0);
-  http.set_write_timeout(10, 0);
-  http.set_keep_alive_timeout(5);
-  http.set_payload_max_length(64 * 1024);
-  http.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
-  // SO_REUSEADDR alone: cpp-httplib's default adds SO_REUSEPORT, with which a second server
-  // binds the same port and the kernel shares the clients between the two programs.
-  http.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
+  static const char* const kGoProfiles[] = {"goroutine", "block", "mutex", "threadcreate", "cmdline", "symbol", "trace"};
+  const std::string go_prefix = "/debug/pprof/";
+  for (const char* name : kGoProfiles)
+    if (get && path == go_prefix + name)
+      return refuse(res, 404, "Unknown profile: " + std::string(name) +
+                                  " (scriptprof serves profile, heap and allocs here, and recent, frames and the live "
+                                  "page under /debug/scriptprof/)");
+  refuse(res, 404, "no page " + path + " here: the profiles are listed at /debug/pprof/");
 }
 
 }  // namespace scriptprof

@@ -1,5 +1,5 @@
-// Serving a host's profiles (C++): link scriptprof::serve (with cpp-httplib), which the C API's
-// scriptprof_serve uses too. A host that serves nothing links neither.
+// Serving a host's profiles (C++): link scriptprof::serve, which the C API's scriptprof_serve
+// uses too (its HTTP, cpp-httplib, is opened at the first serve: http_exchange.hpp).
 #pragma once
 #include <string>
 
