@@ -154,7 +154,9 @@ void LuaJitSampler::release_run_state() {
 
 void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
   tick_arm_.fired();
-  if (!engine_.sampling() || in_profiler_ || (engine_.pending_ticks() == 0 && engine_.pending_bytes() == 0)) return;
+  if (!engine_.sampling() || in_profiler_ ||
+      (engine_.pending_ticks() == 0 && engine_.pending_bytes() == 0 && !engine_.wake_armed()))
+    return;
   if (!process_profiled(L)) {  // Allegro's profile-process-p: not collected
     engine_.exclude_ticks(engine_.take_pending().ticks);
     return;
@@ -164,7 +166,7 @@ void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
   {
     const SamplerEngine::Sampling sampling(engine_);
     const PendingWeight w = engine_.take_pending();
-    walk(L);
+    if (w.ticks || w.bytes) walk(L);  // (a wake armed with no tick: nothing to record)
     const std::uint32_t process = process_of(L);
     if (w.bytes) sampling.record(SampleKind::Space, w.bytes, process);
     if (w.ticks) {

@@ -269,6 +269,9 @@ class SamplerEngine {
   };
   // Ticks waiting for a sample (signal-safe read).
   std::uint64_t pending_ticks() const { return pending_.load(std::memory_order_relaxed); }
+  // A blocked thread's wake was armed (with ticks or none): its first safe point calls
+  // take_pending() even when nothing is pending, so that the ticks after the wake are aimed at.
+  bool wake_armed() const { return handed_over_.load(std::memory_order_relaxed); }
   // Whether the current process is excluded from collection (Allegro's profile-process-p).
   void set_current_excluded(bool excluded) {
     current_excluded_.store(excluded, std::memory_order_relaxed);

@@ -94,7 +94,9 @@ struct TimerSettings {
   int signal = 0;  // the signal delivering ticks (0: default_timer_signal())
   // Signal delivery: the ticks due while the thread is blocked go to this handler on the
   // watcher thread as they fall due (it arms the thread's wake-up), not to the signal handler
-  // once the thread runs again, when its stack may have moved on. Null: they wait.
+  // once the thread runs again, when its stack may have moved on. Null: they wait. On the CPU
+  // clock without the task clock alarm it is also called with no tick, once a block, so that
+  // the wake's first safe point calls cross_at_wake (see hand_over_blocked).
   TickHandler on_blocked = nullptr;
   // Start without ticks until set_period() gives a rate (a run a profile server drives).
   bool paused = false;
@@ -198,6 +200,7 @@ class SamplingTimer {
   std::uint64_t rng_ = 1;                     // xorshift64 state for the gaps (under thread_mutex_)
   bool missed_ = false;                       // the last check came before its tick (watcher only)
   bool woke_ = false;                         // cross_at_wake crossed since the last check (under thread_mutex_)
+  bool wake_armed_ = false;                   // this block's wake is armed with no tick (watcher only)
   std::uint64_t last_look_ns_ = 0;            // the monotonic clock at the last check (under thread_mutex_)
   std::uint64_t next_look_ns_ = 0;            // and when the watcher looks next (under thread_mutex_)
   std::atomic<bool> active_{false};           // handler does nothing unless set

@@ -330,7 +330,7 @@ void SamplerEngine::take_ticks(std::uint64_t ticks, std::uint64_t off_cpu, std::
     return;
   }
   if (off_cpu) pending_off_cpu_.fetch_add(off_cpu, std::memory_order_relaxed);
-  if (pending_.fetch_add(ticks, std::memory_order_relaxed) == 0)
+  if (ticks && pending_.fetch_add(ticks, std::memory_order_relaxed) == 0)
     first_pending_ns_.store(program_ns, std::memory_order_relaxed);
   if (blocked) handed_over_.store(true, std::memory_order_release);  // the rest at the wake (wake_tail)
   // Normal code, or the other of the signal side and the timer's thread, is moving the arm:
@@ -350,11 +350,13 @@ void SamplerEngine::arm_for_ticks(std::uint64_t ticks, std::uint64_t program_ns,
   // arm that did not take leaves the flag as it was (an earlier look's arm still waits). An arm
   // still waiting from a tick before the block (AlreadyArmed) samples the stack that blocked as
   // well: no safe point came between that arm and the block, so the first one after the wake
-  // takes it.
-  const bool was_armed_in_block = blocked && armed_in_block_.exchange(true, std::memory_order_acq_rel);
+  // takes it. A wake armed with no tick (the CPU clock's, see hand_over_blocked) charges no
+  // time blocked: it leaves the flag alone.
+  const bool probe = blocked && ticks == 0;
+  const bool was_armed_in_block = blocked && !probe && armed_in_block_.exchange(true, std::memory_order_acq_rel);
   const ArmContext tick(*this);  // the claim is held: this is the tick's arm
   const ArmResult result = blocked ? arm_->arm_blocked(tick) : arm_->arm(tick);
-  if (blocked && result != ArmResult::Armed && result != ArmResult::AlreadyArmed && !was_armed_in_block) {
+  if (blocked && !probe && result != ArmResult::Armed && result != ArmResult::AlreadyArmed && !was_armed_in_block) {
     bool set = true;  // unless a sample took it meanwhile
     armed_in_block_.compare_exchange_strong(set, false, std::memory_order_acq_rel);
   }
