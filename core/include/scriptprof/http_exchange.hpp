@@ -7,7 +7,6 @@
 #pragma once
 #include <functional>
 #include <map>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,7 +58,8 @@ class HttpTransport {
 };
 
 // The entry point the shared object exports (extern "C", by this name): a transport that hands
-// each request to `handler`, which must outlive it.
+// each request to `handler`, which must outlive it. The name carries the version of the types
+// above: a change to them is a new name, so an older library installed elsewhere is refused.
 using HttpTransportFactory = HttpTransport* (*)(const HttpHandler* handler);
 inline constexpr const char* kHttpTransportSymbol = "scriptprof_http_transport_v1";
 

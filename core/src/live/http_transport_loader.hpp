@@ -12,8 +12,7 @@ namespace scriptprof {
 // (which files were tried, and why each failed) when the library cannot be opened. The library
 // is looked for in $SCRIPTPROF_HTTP_LIBRARY (a file) if set, else beside the object holding this
 // code (the Lua module, a tool, a host) and up to three folders above it, in `lib/` there, then
-// where the installation put it. Opened once per process, never closed (its
-// threads may outlive a server object).
+// where the installation put it. Opened once per process, never closed.
 std::unique_ptr<HttpTransport> open_http_transport(const HttpHandler& handler, std::string* error);
 
 }  // namespace scriptprof
