@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -132,6 +133,26 @@ TEST_CASE("a newline in a name becomes a space: the one lossy case") {
   Profile back = read_ok(write_lispworks_tree(p));
   REQUIRE(back.functions.size() == 1);
   CHECK(back.functions.info(0).name == "two lines ");
+}
+
+// Two functions whose names meet once written ("a\r1" and "a 1") stay two: the reader knows a
+// function by its name, and would add their counts up and refuse the file (a fuzzer found it).
+TEST_CASE("names that a newline's space makes one are told apart in the file") {
+  Profile p;
+  const FunctionId main = p.add_function({"main", "", 0, 0, FunctionKind::Named});
+  const FunctionId cr = p.add_function({"a\r1", "", 0, 0, FunctionKind::Named});
+  const FunctionId space = p.add_function({"a 1", "", 0, 0, FunctionKind::Named});
+  const FunctionId first[] = {main, cr}, second[] = {main, space}, both[] = {main, cr, space};
+  p.add_sample(0, 0, 5, first, 2);
+  p.add_sample(0, 0, 3, second, 2);
+  p.add_sample(0, 0, 2, both, 3);
+  Profile back = read_ok(write_lispworks_tree(p));
+  REQUIRE(back.functions.size() == 3);
+  CHECK(back.sample_weight() == 10);
+  std::vector<std::string> names;
+  for (FunctionId f = 0; f < back.functions.size(); ++f) names.push_back(back.functions.info(f).name);
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"a 1", "a 1 #2", "main"});
 }
 
 TEST_CASE("random profiles round-trip exactly") {

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <charconv>
+#include <unordered_set>
 
 #include "scriptprof/lispworks_tree.hpp"
 
@@ -56,6 +57,21 @@ std::string write_lispworks_tree(const Profile& p, const LispWorksWriteOptions& 
                                 one_line(p.functions.label(f)).rfind("thread ", 0) == 0);
     }
   const bool thread_level = o.thread_level || ambiguous || p.tree.roots().size() > 1;
+  // Each function's name as written, one per function: a reader knows a function by its name,
+  // and writing a CR or LF as a space can make two labels one ("a\r1", "a 1"), whose counts it
+  // would then add up. A name written already gets " #2" (then " #3"...), as labels do.
+  std::vector<std::string> written(p.functions.size());
+  std::unordered_set<std::string> taken;
+  for (FunctionId f = 0; f < p.functions.size(); ++f) {
+    const bool pseudo = p.functions.info(f).kind == FunctionKind::Pseudo;
+    const std::string& label = p.functions.label(f);
+    std::string as_written = pseudo ? quoted(label) : function_name(label);
+    for (int k = 2; !taken.insert(as_written).second; ++k) {
+      const std::string again = label + " #" + std::to_string(k);
+      as_written = pseudo ? quoted(again) : function_name(again);
+    }
+    written[f] = std::move(as_written);
+  }
 
   // Pre-order walk with an explicit stack: (node, depth of its children).
   std::vector<std::pair<NodeId, std::size_t>> todo;
@@ -76,10 +92,7 @@ std::string write_lispworks_tree(const Profile& p, const LispWorksWriteOptions& 
       line(out, depth, n_.count, 0, n_.count, 0, quoted(thread_label(p, node)));
     } else {
       const FunctionCounts& c = p.counts(n_.function);
-      const FunctionInfo& info = p.functions.info(n_.function);
-      const std::string& label = p.functions.label(n_.function);
-      line(out, depth, n_.count, c.calls.value_or(0), c.cumulative, c.self,
-           info.kind == FunctionKind::Pseudo ? quoted(label) : function_name(label));
+      line(out, depth, n_.count, c.calls.value_or(0), c.cumulative, c.self, written[n_.function]);
     }
     auto kids = children_by_count(p, node);
     for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.emplace_back(*k, depth + 1);
