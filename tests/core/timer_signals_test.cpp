@@ -294,6 +294,41 @@ std::uint64_t spin_cpu(std::uint64_t ns) {  // returns the CPU time it took
   }
   return thread_cpu_ns() - t0;
 }
+
+// The frames: a 1 ms sleep, then `after_sleep()` and the first phase, then the second. The
+// first phase's share of the ticks against its share of the CPU time, and the ticks' sampling
+// error.
+// The CPU clock at 1 kHz; a blocked thread's ticks (or its wake's arm) go to `on_blocked`.
+TimerSettings cpu_1k(TickHandler on_blocked) {
+  TimerSettings s = wall(1000);
+  s.clock = TimerClock::Cpu;
+  s.on_blocked = on_blocked;
+  return s;
+}
+struct PhaseShares {
+  double first = 0, truth = 0, sd = 0, ticks = 0;
+};
+template <class AfterSleep>
+PhaseShares run_frames(SamplingTimer& timer, AfterSleep after_sleep) {
+  std::uint64_t cpu[2] = {0, 0};
+  for (int frame = 0; frame < 5000; ++frame) {
+    timespec nap{0, 1'000'000};
+    nanosleep(&nap, nullptr);
+    g_phase = 0;
+    after_sleep();
+    cpu[0] += spin_cpu(50'000);
+    g_phase = 1;
+    cpu[1] += spin_cpu(200'000);
+  }
+  timer.stop();
+  PhaseShares r;
+  const double a = static_cast<double>(g_phase_ticks[0]), b = static_cast<double>(g_phase_ticks[1]);
+  r.ticks = a + b;
+  r.first = a / (a + b);
+  r.truth = static_cast<double>(cpu[0]) / static_cast<double>(cpu[0] + cpu[1]);
+  r.sd = std::sqrt(r.truth * (1 - r.truth) / (a + b));
+  return r;
+}
 }  // namespace
 
 TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs then - the task clock alarm", "[serial]") {
@@ -304,12 +339,9 @@ TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs the
   }
   SamplingTimer timer;
   std::string error;
-  TimerSettings s = wall(1000);
-  s.clock = TimerClock::Cpu;
   // As the adapters do: ticks due just before the thread blocked go to the code that blocked
   // (the sleep, in the second phase), handed over from the watcher's thread.
-  s.on_blocked = count_by_phase;
-  REQUIRE(timer.start(s, count_by_phase, nullptr, &error));
+  REQUIRE(timer.start(cpu_1k(count_by_phase), count_by_phase, nullptr, &error));
   const std::string delivery = timer.delivery();
   if (delivery.find("perf_event_open") != std::string::npos) {  // the system refuses perf events
     timer.stop();
@@ -317,22 +349,10 @@ TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs the
     return;
   }
   CHECK(delivery.find("task clock alarm") == 0);
-  std::uint64_t cpu[2] = {0, 0};
-  for (int frame = 0; frame < 5000; ++frame) {
-    timespec nap{0, 1'000'000};
-    nanosleep(&nap, nullptr);
-    g_phase = 0;
-    cpu[0] += spin_cpu(50'000);
-    g_phase = 1;
-    cpu[1] += spin_cpu(200'000);
-  }
-  timer.stop();
-  const double a = static_cast<double>(g_phase_ticks[0]), b = static_cast<double>(g_phase_ticks[1]);
-  const double truth = static_cast<double>(cpu[0]) / static_cast<double>(cpu[0] + cpu[1]);
-  const double sd = std::sqrt(truth * (1 - truth) / (a + b));
-  INFO(delivery << ": first " << a << " ticks, second " << b << "; first's CPU share " << truth);
-  REQUIRE(a + b > 1000);
-  CHECK(a / (a + b) == Approx(truth).margin(3 * sd + 0.01 + kSanitizerSlack));
+  const PhaseShares r = run_frames(timer, [] {});
+  INFO(delivery << ": first phase " << r.first << " of " << r.ticks << " ticks; its CPU share " << r.truth);
+  REQUIRE(r.ticks > 1000);
+  CHECK(r.first == Approx(r.truth).margin(3 * r.sd + 0.01 + kSanitizerSlack));
 }
 
 // The same frames where perf events are refused (SCRIPTPROF_TASK_CLOCK=off stands in): the
@@ -357,35 +377,21 @@ TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs the
   g_phase_ticks[0] = g_phase_ticks[1] = 0;
   SamplingTimer timer;
   std::string error;
-  TimerSettings s = wall(1000);
-  s.clock = TimerClock::Cpu;
-  s.on_blocked = arm_wake;
-  REQUIRE(timer.start(s, count_by_phase, nullptr, &error));
+  REQUIRE(timer.start(cpu_1k(arm_wake), count_by_phase, nullptr, &error));
   const std::string delivery = timer.delivery();
   CHECK(delivery.find("polled CPU clock") == 0);
-  std::uint64_t cpu[2] = {0, 0}, wakes = 0;
-  for (int frame = 0; frame < 5000; ++frame) {
-    timespec nap{0, 1'000'000};
-    nanosleep(&nap, nullptr);
-    g_phase = 0;
-    if (g_wake_armed.exchange(false, std::memory_order_acq_rel)) {
-      std::uint64_t off_cpu = 0;
-      g_phase_ticks[0].fetch_add(timer.cross_at_wake(&off_cpu), std::memory_order_relaxed);
-      ++wakes;
-    }
-    cpu[0] += spin_cpu(50'000);
-    g_phase = 1;
-    cpu[1] += spin_cpu(200'000);
-  }
-  timer.stop();
+  int wakes = 0;
+  const PhaseShares r = run_frames(timer, [&] {  // the adapter's first safe point after the wake
+    if (!g_wake_armed.exchange(false, std::memory_order_acq_rel)) return;
+    std::uint64_t off_cpu = 0;
+    g_phase_ticks[0].fetch_add(timer.cross_at_wake(&off_cpu), std::memory_order_relaxed);
+    ++wakes;
+  });
   if (before) setenv("SCRIPTPROF_TASK_CLOCK", kept.c_str(), 1);
   else unsetenv("SCRIPTPROF_TASK_CLOCK");
-  const double a = static_cast<double>(g_phase_ticks[0]), b = static_cast<double>(g_phase_ticks[1]);
-  const double truth = static_cast<double>(cpu[0]) / static_cast<double>(cpu[0] + cpu[1]);
-  const double sd = std::sqrt(truth * (1 - truth) / (a + b));
-  INFO(delivery << ": first " << a << " ticks, second " << b << "; first's CPU share " << truth << "; " << wakes
-                << " wakes armed of 5000 sleeps");
-  REQUIRE(a + b > 1000);
+  INFO(delivery << ": first phase " << r.first << " of " << r.ticks << " ticks; its CPU share " << r.truth << "; "
+                << wakes << " wakes armed of 5000 sleeps");
+  REQUIRE(r.ticks > 1000);
   CHECK(wakes > 2500);  // most sleeps are seen
-  CHECK(a / (a + b) == Approx(truth).margin(4 * sd + 0.02 + kSanitizerSlack));
+  CHECK(r.first == Approx(r.truth).margin(4 * r.sd + 0.02 + kSanitizerSlack));
 }
