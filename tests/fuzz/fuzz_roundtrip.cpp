@@ -4,7 +4,9 @@
 // Sampler format keeps 1024 frames of a stack: for those, the weight alone, less the samples
 // outside any function, which neither writes (FORMATS 5.2, 8.3). lms CSV, written from a
 // profile's timeline (an lms file's own, or a speedscope or Sampler file's), counts
-// microseconds, not samples: what it read is written again byte for byte.
+// microseconds, not samples: what it read is written again byte for byte. A LispWorks tree
+// writes a CR or LF in a name as a space (its one lossy case) and tells apart the names that
+// then meet with " #2": for a profile with such a name, the weight alone too.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -20,6 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   scriptprof::FoldedWriteOptions bare;
   bare.time_scale = false;
   const std::string stacks = scriptprof::write_folded(p, bare);
+  bool line_break = false;
+  for (scriptprof::FunctionId f = 0; f < p.functions.size(); ++f)
+    line_break = line_break || p.functions.label(f).find_first_of("\r\n") != std::string::npos;
   for (const auto& format : scriptprof::readable_formats()) {
     std::string out;
     if (!scriptprof::render_format(p, format, &out, &error)) continue;  // one it cannot hold, said
@@ -33,8 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool drops_empty = format == "speedscope" || format == "sampler";
     const std::uint64_t want = p.sample_weight() - (drops_empty ? p.empty_weight() : 0);
     if (back.sample_weight() != want) std::abort();
-    if (format != "speedscope" && format != "sampler" && format != "lms" && scriptprof::write_folded(back, bare) != stacks)
-      std::abort();
+    const bool labels_kept = format != "speedscope" && format != "sampler" && !(format == "lispworks" && line_break);
+    if (labels_kept && scriptprof::write_folded(back, bare) != stacks) std::abort();
   }
   return 0;
 }
