@@ -166,20 +166,23 @@ void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
   {
     const SamplerEngine::Sampling sampling(engine_);
     const PendingWeight w = engine_.take_pending();
-    if (w.ticks || w.bytes) walk(L);  // (a wake armed with no tick: nothing to record)
-    const std::uint32_t process = process_of(L);
-    if (w.bytes) sampling.record(SampleKind::Space, w.bytes, process);
-    if (w.ticks) {
-      // The VM state the tick found: the collector, the compiler and C code are frames of their
-      // own, under the Lua code that was running when they ran. (LuaJIT calls back after a C
-      // function returned: which one ran is gone, but its time is not its Lua caller's own.)
-      if (vmstate == 'G' || vmstate == 'J' || vmstate == 'C') {
-        using Pseudo = LuaJitFunctionTable::Pseudo;
-        frames_.push_back(functions_.pseudo(vmstate == 'G' ? Pseudo::Gc : vmstate == 'J' ? Pseudo::Jit : Pseudo::CCode));
-        lines_.push_back(0);
+    // A wake armed with no tick brings nothing: take_pending() has aimed the timer, no stack is walked.
+    if (w.ticks || w.bytes) {
+      walk(L);
+      const std::uint32_t process = process_of(L);
+      if (w.bytes) sampling.record(SampleKind::Space, w.bytes, process);
+      if (w.ticks) {
+        // The VM state the tick found: the collector, the compiler and C code are frames of their
+        // own, under the Lua code that was running when they ran. (LuaJIT calls back after a C
+        // function returned: which one ran is gone, but its time is not its Lua caller's own.)
+        if (vmstate == 'G' || vmstate == 'J' || vmstate == 'C') {
+          using Pseudo = LuaJitFunctionTable::Pseudo;
+          frames_.push_back(functions_.pseudo(vmstate == 'G' ? Pseudo::Gc : vmstate == 'J' ? Pseudo::Jit : Pseudo::CCode));
+          lines_.push_back(0);
+        }
+        const NodeId leaf = sampling.record(SampleKind::Time, w.ticks, process, w.since_ns);
+        if (!frames_.empty() && leaf != kNoNode) engine_.add_jit_share(leaf, w.ticks, vmstate == 'N');
       }
-      const NodeId leaf = sampling.record(SampleKind::Time, w.ticks, process, w.since_ns);
-      if (!frames_.empty() && leaf != kNoNode) engine_.add_jit_share(leaf, w.ticks, vmstate == 'N');
     }
   }
   in_profiler_ = false;

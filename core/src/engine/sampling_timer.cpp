@@ -304,7 +304,7 @@ bool SamplingTimer::hand_over_blocked(std::uint64_t program) {
   const std::uint64_t ticks = ready_.exchange(0, std::memory_order_acq_rel);
   const std::uint64_t off_cpu = std::min(ticks, ready_off_cpu_.exchange(0, std::memory_order_acq_rel));
   if (ticks || arm_wake) settings_.on_blocked(context_, ticks, off_cpu, program);
-  wake_armed_ = wake_armed_ || arm_wake;
+  if (arm_wake) wake_armed_ = true;
   return true;
 }
 

@@ -13,10 +13,10 @@ namespace {
 
 constexpr const char* kLibrary = "libscriptprof_httplib.so";
 
-// Where to look, in order: the environment's file, or the folders around this object, then the
-// installation's folder (set by CMake).
-std::vector<std::string> candidates() {
-  if (const char* file = std::getenv("SCRIPTPROF_HTTP_LIBRARY"); file && *file) return {file};
+// Where to look, in order: `named` (SCRIPTPROF_HTTP_LIBRARY) alone when set, else the folders
+// around this object, then the installation's folder (set by CMake).
+std::vector<std::string> candidates(const char* named) {
+  if (named) return {named};
   std::vector<std::string> files;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&open_http_transport), &info) && info.dli_fname && *info.dli_fname) {
@@ -43,9 +43,10 @@ std::vector<std::string> candidates() {
 HttpTransportFactory load(std::string* error) {
   std::string tried;
   const char* named = std::getenv("SCRIPTPROF_HTTP_LIBRARY");
-  for (const std::string& file : candidates()) {
+  if (named && !*named) named = nullptr;
+  for (const std::string& file : candidates(named)) {
     if (access(file.c_str(), F_OK) != 0) {
-      if (named && *named) tried += "; SCRIPTPROF_HTTP_LIBRARY names " + file + ", which does not exist";
+      if (named) tried += "; SCRIPTPROF_HTTP_LIBRARY names " + file + ", which does not exist";
       continue;
     }
     // RTLD_LOCAL: its cpp-httplib, libssl and the rest stay out of the program's symbol lookup.
