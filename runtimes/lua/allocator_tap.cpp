@@ -129,12 +129,12 @@ __attribute__((noinline)) void* AllocatorTap::route_ours(void* ptr, std::size_t 
   }
   if (ours) {
     if (PrivateArena::fits(osize, nsize)) {
-      arena_.resized(osize, nsize);
+      arena_.resized(ptr, osize, nsize);
       return ptr;
     }
     if (nsize < osize) {  // a shrink never fails: kept in place when the arena is full
       void* block = move<Allocator>(ptr, osize, nsize, true);
-      if (!block) arena_.resized(osize, nsize);
+      if (!block) arena_.resized(ptr, osize, nsize);
       return block ? block : ptr;
     }
     void* block = own ? move<Allocator>(ptr, osize, nsize, true) : nullptr;

@@ -32,7 +32,7 @@ class PrivateArena {
   // Whether an owned block of `old_bytes` holds `bytes` where it is (the same class).
   static bool fits(std::size_t old_bytes, std::size_t bytes) { return class_of(old_bytes) == class_of(bytes); }
   // An owned block of `old_bytes` now holds `bytes` where it is (fits).
-  void resized(std::size_t old_bytes, std::size_t bytes) { live_bytes_ += bytes - old_bytes; }
+  void resized(void* block, std::size_t old_bytes, std::size_t bytes);
   std::size_t live_bytes() const { return live_bytes_; }  // as asked for, not as rounded up
 
  private:

@@ -26,6 +26,7 @@
 #define VALGRIND_FREELIKE_BLOCK(p, rz) ((void)0)
 #define VALGRIND_MAKE_MEM_DEFINED(p, n) ((void)0)
 #define VALGRIND_MAKE_MEM_NOACCESS(p, n) ((void)0)
+#define VALGRIND_RESIZEINPLACE_BLOCK(p, old, n, rz) ((void)0)
 #endif
 
 namespace scriptprof {
@@ -81,6 +82,12 @@ void* PrivateArena::allocate(std::size_t bytes) {
   VALGRIND_MALLOCLIKE_BLOCK(block, bytes, 0, 0);
   live_bytes_ += bytes;
   return block;
+}
+
+void PrivateArena::resized(void* block, std::size_t old_bytes, std::size_t bytes) {
+  VALGRIND_RESIZEINPLACE_BLOCK(block, old_bytes, bytes, 0);  // else a grown block's tail reads as past its end
+  (void)block;
+  live_bytes_ += bytes - old_bytes;
 }
 
 void PrivateArena::release(void* block, std::size_t bytes) {
