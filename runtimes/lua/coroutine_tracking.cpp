@@ -162,13 +162,17 @@ int probe_body(lua_State* L) {
 // Whether the release's wrapper raises a __close's error in place of the coroutine's, as 5.4.3
 // on do (5.4.0-5.4.2 keep the coroutine's): asked of the release itself, once per attach, since
 // every 5.4 reports the same lua_version.
+// Asked on a thread of its own without a hook: no hook on L (the program's, or ours passing
+// events to it under counting) sees the probe's calls.
 bool close_error_wins(lua_State* L, lua_CFunction wrap) {
   int top = lua_gettop(L);
   bool wins = false;
-  lua_pushcfunction(L, wrap);
-  lua_pushcfunction(L, probe_body);
-  if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_pcall(L, 0, 0, 0) != LUA_OK) {
-    const char* message = lua_tostring(L, -1);
+  lua_State* T = lua_newthread(L);
+  lua_sethook(T, nullptr, 0, 0);
+  lua_pushcfunction(T, wrap);
+  lua_pushcfunction(T, probe_body);
+  if (lua_pcall(T, 1, 1, 0) == LUA_OK && lua_pcall(T, 0, 0, 0) != LUA_OK) {
+    const char* message = lua_tostring(T, -1);
     wins = message && std::strstr(message, "close") != nullptr;
   }
   lua_settop(L, top);
@@ -236,6 +240,18 @@ void restore_in(lua_State* L, int table) {
 }  // namespace
 
 lua_CFunction wrapped_coroutine_function() { return co_wrapped; }
+
+// On a thread of its own without a hook, as close_error_wins.
+lua_CFunction wrapped_by(lua_State* L, lua_CFunction wrap) {
+  lua_State* T = lua_newthread(L);
+  lua_sethook(T, nullptr, 0, 0);
+  lua_pushcfunction(T, wrap);
+  // A Lua function to wrap (5.1's wrap refuses a C one).
+  const bool ok = luaL_loadstring(T, "") == LUA_OK && lua_pcall(T, 1, 1, 0) == LUA_OK;
+  lua_CFunction f = ok ? lua_tocfunction(T, -1) : nullptr;
+  lua_pop(L, 1);
+  return f;
+}
 
 void install_coroutine_tracking(lua_State* L) { replace_in_library(L, LUA_COLIBNAME, replace_in); }
 

@@ -23,6 +23,10 @@ struct ReleaseCoroutineFunctions {
 };
 ReleaseCoroutineFunctions release_coroutine_functions(lua_State* L);
 
+// The C function behind what the release's `wrap` returns (asked once, on a thread of L's that
+// is garbage after); null when it raises or returns no C function.
+lua_CFunction wrapped_by(lua_State* L, lua_CFunction wrap);
+
 // The C function behind every function coroutine.wrap returns (so reports can name it).
 lua_CFunction wrapped_coroutine_function();
 

@@ -66,9 +66,9 @@ void LuaCallCounter::count(lua_State* L, const lua_Debug* ar) {
   // Fast path: the function objects are read from the frames and looked up in a C++ map that
   // the allocator wrapper clears of every freed block, so an address reused by a new closure
   // never inherits an old id.
-  const void* callee_fp = frame_function_pointer(ar);
-  if (!callee_fp) return;
-  if (!listed(callee_fp)) return;
+  const SlotPrefix* callee_slot = frame_function_slot(ar);
+  if (!callee_slot || !listed(callee_slot->value)) return;
+  const void* callee_fp = key_of(callee_slot);
   FunctionId callee;
   if (callee_fp == last_fp_) {
     callee = last_id_;  // recursion and loops call the same function again and again
@@ -84,7 +84,8 @@ void LuaCallCounter::count(lua_State* L, const lua_Debug* ar) {
   // A tail call replaced its caller's frame: the caller is unknown then.
   FunctionId caller = kNoFunction;
   if (ar->event == LUA_HOOKCALL) {
-    if (const void* caller_fp = frame_function_pointer(ar, true)) {
+    if (const SlotPrefix* caller_slot = frame_function_slot(ar, true)) {
+      const void* caller_fp = key_of(caller_slot);
       if (caller_fp == last_caller_fp_) {
         caller = last_caller_id_;
       } else if (!fn_ids_.find(caller_fp, &caller)) {
@@ -174,10 +175,21 @@ void LuaCallCounter::set_list(lua_State* L, int idx) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, &kCountListKey);
 }
 
-void LuaCallCounter::start(lua_State* L) {
+void LuaCallCounter::start(lua_State* L, bool closures_apart) {
+  // (The closures' layout is checked with the frames': 5.2 on.)
+  by_body_ = !closures_apart && g_state_layout_verified.load(std::memory_order_acquire) && layout_reads_frames();
   reset_id_cache(L);  // ids are per profile
   fn_ids_.clear();    // frees were not watched while stopped
   last_fp_ = last_caller_fp_ = nullptr;
+}
+
+void LuaCallCounter::set_switch_functions(const ReleaseCoroutineFunctions& f) {
+  const void* keys[3] = {reinterpret_cast<const void*>(f.resume), reinterpret_cast<const void*>(f.close),
+                         reinterpret_cast<const void*>(f.wrap)};
+  for (int i = 0; i < 3; ++i) switch_[i] = by_body_ ? keys[i] : nullptr;
+  // No close (before 5.4): a key no call has.
+  for (const void*& key : switch_)
+    if (!key) key = switch_[0];
 }
 
 std::size_t LuaCallCounter::own_bytes() const { return heap_block(fn_ids_.bytes()) + heap_bytes(list_); }

@@ -1,10 +1,11 @@
 // Exact call counts through the call hook, and the count list: one part of the Lua adapter,
 // with its own state (normal context: the hook, and the module between runs).
 //
-// Identity: the function object read from its frame keys a map of ids that the allocator
-// wrapper clears of every freed block, so a new closure at a dead one's address cannot inherit
-// its identity; where the frame layout is not the one we know, a weak-keyed table of ids does
-// the same. The common call is counted inline in the hook (lua_counting_hook.hpp).
+// Identity: what a function is to the reports (a Lua closure's prototype, a C function), read
+// from its frame, keys a map of ids that the allocator wrapper clears of every freed block, so
+// a new prototype at a dead one's address cannot inherit its identity (closures kept apart, and
+// a layout not verified: the closure itself); where the frame layout is not the one we know, a
+// weak-keyed table of ids does the same. The common call is counted inline in the hook (lua_counting_hook.hpp).
 #pragma once
 extern "C" {
 #include <lua.h>
@@ -15,8 +16,11 @@ extern "C" {
 #include <atomic>
 #include <vector>
 
+#include "coroutine_tracking.hpp"
+#include "lua_frame_walk.hpp"
 #include "lua_function_table.hpp"
 #include "lua_hook_sharing.hpp"
+#include "lua_state_layout.hpp"
 #include "pointer_id_map.hpp"
 #include "scriptprof/sampler_engine.hpp"
 
@@ -34,9 +38,18 @@ class LuaCallCounter {
   void set_list(lua_State* L, int idx);
   bool has_list() const { return !list_.empty(); }
   // A counting run starts on L: ids are per profile, and frees were not watched while stopped.
-  void start(lua_State* L);
+  // `closures_apart`: each closure is its own function (interpret_closures).
+  void start(lua_State* L, bool closures_apart);
   // A run ends: the listed functions met show 0 calls, not "not counted".
   void finish(lua_State* L);
+
+  // The functions whose calls start another thread: the release's coroutine resume and close,
+  // and the C function behind coroutine.wrap's functions. A call of one whose thread lacks our
+  // hook goes the long way (where the sampler puts ours on it), so that nothing of ours needs
+  // to sit on the switch path. Set at start, after start(); only where keys are C functions and
+  // the frames are read (else no call is told apart and sees_switches() is false).
+  void set_switch_functions(const ReleaseCoroutineFunctions& f);
+  bool sees_switches() const { return by_body_ && switch_[0] != nullptr; }
 
   // The quick path's standing conditions (a run counting every function, no program hook to
   // pass events to, function pointers read from frames and the state's layout verified), for
@@ -60,15 +73,39 @@ class LuaCallCounter {
   void reset_id_cache(lua_State* L);
   bool listed(const void* f) const;                  // in the count list (or no list)
   void start_call_run(FunctionId callee, FunctionId caller);  // a new (callee, caller) pair
+  bool switches(const void* key) const { return key == switch_[0] || key == switch_[1] || key == switch_[2]; }
+  // Whether the thread the switch function in `slot` (a call event's callee) will run has our
+  // hook, or there is none: a C closure's (a wrap function's) first upvalue, else (resume,
+  // close) the first argument, if below L's top.
+  static bool switch_target_hooked(lua_State* L, const SlotPrefix* slot) {
+    constexpr unsigned char kCClosure = 0x26, kThread = 0x48;  // LUA_VCCL; LUA_VTHREAD, collectable
+    const void* thread;
+    unsigned char tag;
+    if ((slot->tt & 0x3f) == kCClosure) {
+      const auto* closure = static_cast<const CClosureHead*>(slot->value);
+      thread = closure->upvalue0;
+      tag = closure->upvalue0_tt;
+    } else {
+      const SlotPrefix* argument = slot + 1;
+      if (argument >= reinterpret_cast<const StateStackPrefix*>(L)->top) return true;
+      thread = argument->value;
+      tag = argument->tt;
+    }
+    return tag != kThread || hook_field(static_cast<const lua_State*>(thread)) == sampler_hook;
+  }
+  // The map's key for the function in `slot`.
+  const void* key_of(const SlotPrefix* slot) const { return by_body_ ? function_body(slot->value, slot->tt) : slot->value; }
 
   SamplerEngine& engine_;
   LuaFunctionTable& functions_;
   const LuaHookSharing& sharing_;
   std::atomic<bool>& own_work_;
   bool quick_ = false;
+  bool by_body_ = false;                 // keys are prototypes and C functions (else closures)
+  const void* switch_[3] = {};           // set_switch_functions' keys (null: none)
   std::vector<const void*> list_;        // functions to count (empty: all); held in the registry
-  PointerIdMap fn_ids_;                  // function object -> id
-  const void* last_fp_ = nullptr;        // the last callee and its id (freed: reset)
+  PointerIdMap fn_ids_;                  // key_of(function) -> id
+  const void* last_fp_ = nullptr;        // the last callee's key and its id (freed: reset)
   FunctionId last_id_ = kNoFunction;
   const void* last_caller_fp_ = nullptr;  // the last caller and its id
   FunctionId last_caller_id_ = kNoFunction;

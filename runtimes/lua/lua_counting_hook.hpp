@@ -23,17 +23,21 @@ namespace scriptprof::lua {
     return false;
   // The last callee and the last caller are kept with their ids (recursion, loops: the same
   // functions again); only a change is looked up, and written.
-  const void* callee_fp = called_function_pointer(ar);
+  const SlotPrefix* callee_slot = called_function_slot(ar);
+  const void* callee_fp = key_of(callee_slot);
   if (callee_fp != last_fp_) {
     FunctionId id;
     if (!fn_ids_.find(callee_fp, &id)) return false;  // met for the first time
     last_fp_ = callee_fp;
     last_id_ = id;
   }
+  // A thread about to run without our hook: the long way, which puts it on.
+  if (switches(callee_fp) && !switch_target_hooked(L, callee_slot)) return false;
   const FunctionId callee = last_id_;
   FunctionId caller = kNoFunction;  // a tail call replaced its caller's frame: unknown
   if (event == LUA_HOOKCALL) {
-    if (const void* caller_fp = caller_function_pointer(ar)) {
+    if (const SlotPrefix* caller_slot = caller_function_slot(ar)) {
+      const void* caller_fp = key_of(caller_slot);
       if (caller_fp != last_caller_fp_) {
         FunctionId id;
         if (!fn_ids_.find(caller_fp, &id)) return false;

@@ -50,12 +50,12 @@ struct SlotPrefix {
   const void* value;  // gc object (closures) or lua_CFunction (light C functions)
   unsigned char tt;   // low 4 bits: the basic type
 };
+static_assert(sizeof(SlotPrefix) == 16, "a stack slot (StackValue, TValue) is 16 bytes on 64-bit");
 
-// The function running in `ar`'s frame (ar->i_ci set, as in a hook), as lua_topointer gives it,
-// read from the frame's func slot in O(1): no value pushed, no table touched. `caller` reads
-// the frame below instead. nullptr when there is no such function. Only valid once
-// function_pointer_verified said so; call counting runs on this, once per call (inline).
-inline const void* frame_function_pointer(const lua_Debug* ar, bool caller = false) {
+// The slot holding the function running in `ar`'s frame (ar->i_ci set, as in a hook), in O(1):
+// no value pushed, no table touched. `caller` reads the frame below instead. nullptr when there
+// is no such function. Only valid once function_pointer_verified said so.
+inline const SlotPrefix* frame_function_slot(const lua_Debug* ar, bool caller = false) {
 #if LUA_VERSION_NUM < 502
   (void)ar;
   (void)caller;
@@ -67,8 +67,14 @@ inline const void* frame_function_pointer(const lua_Debug* ar, bool caller = fal
     if (ci == nullptr || ci->previous == nullptr) return nullptr;  // the base CallInfo
   }
   const auto* slot = static_cast<const SlotPrefix*>(ci->func);
-  return (slot->tt & 0x0f) == LUA_TFUNCTION ? slot->value : nullptr;
+  return (slot->tt & 0x0f) == LUA_TFUNCTION ? slot : nullptr;
 #endif
+}
+
+// That function as lua_topointer gives it; call counting runs on this, once per call (inline).
+inline const void* frame_function_pointer(const lua_Debug* ar, bool caller = false) {
+  const SlotPrefix* slot = frame_function_slot(ar, caller);
+  return slot ? slot->value : nullptr;
 }
 
 // Agreements function_pointer_verified has seen, or negative once any check disagreed. From
@@ -77,20 +83,20 @@ inline const void* frame_function_pointer(const lua_Debug* ar, bool caller = fal
 inline std::atomic<int> g_function_pointer_agreements{0};
 constexpr int kFunctionPointerChecks = 64;
 
-// frame_function_pointer for a hook's call event, once function_pointer_verified has agreed:
+// frame_function_slot for a hook's call event, once function_pointer_verified has agreed:
 // a frame being called holds its function, and so does its caller's, so neither slot's type
 // is checked again. The caller is nullptr when it is the base CallInfo (called from C).
 #if LUA_VERSION_NUM >= 502
-inline const void* called_function_pointer(const lua_Debug* ar) {
-  return static_cast<const SlotPrefix*>(reinterpret_cast<const CallInfoPrefix*>(ar->i_ci)->func)->value;
+inline const SlotPrefix* called_function_slot(const lua_Debug* ar) {
+  return static_cast<const SlotPrefix*>(reinterpret_cast<const CallInfoPrefix*>(ar->i_ci)->func);
 }
-inline const void* caller_function_pointer(const lua_Debug* ar) {
+inline const SlotPrefix* caller_function_slot(const lua_Debug* ar) {
   const CallInfoPrefix* ci = reinterpret_cast<const CallInfoPrefix*>(ar->i_ci)->previous;
-  return ci->previous ? static_cast<const SlotPrefix*>(ci->func)->value : nullptr;
+  return ci->previous ? static_cast<const SlotPrefix*>(ci->func) : nullptr;
 }
 #else
-inline const void* called_function_pointer(const lua_Debug*) { return nullptr; }  // never verified
-inline const void* caller_function_pointer(const lua_Debug*) { return nullptr; }
+inline const SlotPrefix* called_function_slot(const lua_Debug*) { return nullptr; }  // never verified
+inline const SlotPrefix* caller_function_slot(const lua_Debug*) { return nullptr; }
 #endif
 
 // Checks frame_function_pointer against lua_getinfo("f") + lua_topointer for the hook frame

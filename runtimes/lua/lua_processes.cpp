@@ -29,8 +29,40 @@ void LuaSampler::chain_for_sample(lua_State* L) {
   extend_chain(sample_chain_, L);
 }
 
+// Counting needs our hook on every thread that runs. A thread made while counting inherits it
+// from its maker; one made before is given it by the call that resumes it (take_over_called):
+// told switches only where that cannot be seen, or a program hook must pass to new threads.
 bool LuaSampler::needs_switches_told() const {
-  return counting_ || excluded_.any() || !verify_resume_chain(main_);
+  return excluded_.any() || !verify_resume_chain(main_) ||
+         (counting_ && (!counter_.sees_switches() || sharing_.program_hooks()));
+}
+
+// Where the frames are not read (5.1, a layout not verified) or the counting hook does not tell
+// the switch functions apart, through the debug API: the callee, then its first argument or
+// upvalue. (Calls of our replacements are not among them: those tell the switch themselves.)
+lua_State* LuaSampler::thread_called_by_api(lua_State* L, const lua_Debug* ar) {
+  if (!switch_functions_.resume || !lua_checkstack(L, 2)) return nullptr;
+  lua_Debug copy = *ar;  // the program's hook gets `ar` next
+  lua_getinfo(L, "f", &copy);
+  const lua_CFunction f = lua_tocfunction(L, -1);
+  lua_State* co = nullptr;
+  if (f && (f == switch_functions_.resume || f == switch_functions_.close)) {
+    if (lua_getlocal(L, &copy, 1)) {
+      co = lua_tothread(L, -1);
+      lua_pop(L, 1);
+    }
+  } else if (f && f == switch_functions_.wrap && lua_getupvalue(L, -1, 1)) {
+    co = lua_tothread(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return co;
+}
+
+void LuaSampler::take_over_called(lua_State* L, const lua_Debug* ar) {
+  const ReleaseCoroutineFunctions& f = switch_functions_;
+  lua_State* co = counter_.sees_switches() ? thread_called(L, f.resume, f.close, f.wrap) : thread_called_by_api(L, ar);
+  if (co && co != L && lua_gethook(co) != sampler_hook && !sharing_.lifted(L, co)) take_over_hook(L, co);
 }
 
 // L runs now (normal context). Installing while a coroutine runs: the chain found on top of

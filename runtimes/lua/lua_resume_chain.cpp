@@ -107,12 +107,8 @@ bool verify_resume_chain(lua_State* L) {
   probe.outer = T;
   // The wrap function: what the release's wrap returns.
   g_release.resume = f.resume;
-  lua_pushcfunction(T, f.wrap);
-  lua_pushcfunction(T, ask);
-  bool ok = lua_pcall(T, 1, 1, 0) == LUA_OK;
-  g_release.wrap = ok ? lua_tocfunction(T, -1) : nullptr;
-  lua_settop(T, 0);
-  ok = ok && g_release.wrap && resumes_found(T, &probe, f.resume, false) && resumes_found(T, &probe, f.wrap, true);
+  g_release.wrap = wrapped_by(T, f.wrap);
+  bool ok = g_release.wrap && resumes_found(T, &probe, f.resume, false) && resumes_found(T, &probe, f.wrap, true);
 #if LUA_VERSION_NUM >= 504
   // Optional: 5.4.0-5.4.4 run __close handlers with the coroutine's status still "yielded",
   // where no sample is armed anyway; there close is not followed.

@@ -124,18 +124,24 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   // the frames that resume it, and nothing of ours is on the switch path.
   verify_resume_chain(L);
   if (lua_CFunction wrap = release_wrap_function()) name_c_function(wrap, "coroutine.wrap (function)");
-  if (needs_switches_told()) track_switches(L, true);
-  functions_.learn_c_names(L);  // (our coroutine functions too, when installed)
-  counter_.update_quick(counting_);
 
   // Whatever ran before, L runs now.
   chain_.run(L);
   current_ = L;
   update_excluded();
   if (counting_) {
-    counter_.start(L);
-    take_over_hook(L, L);
+    counter_.start(L, settings.interpret_closures);
+    const ReleaseCoroutineFunctions release = release_coroutine_functions(L);
+    switch_functions_ = {release.resume, release.close, release.wrap ? wrapped_by(L, release.wrap) : nullptr};
+    counter_.set_switch_functions(switch_functions_);
   }
+  // Before our hook goes on: the program's hook on L, which ours will keep, sees no event of
+  // the library's replacement.
+  const lua_Hook program_hook = lua_gethook(L);
+  if (needs_switches_told() || (counting_ && program_hook && program_hook != sampler_hook)) track_switches(L, true);
+  functions_.learn_c_names(L);  // (our coroutine functions too, when installed)
+  if (counting_) take_over_hook(L, L);
+  counter_.update_quick(counting_);
   install_space_hooks(L);
   if (settings.start_sampling && !resume_sampling(L, error, settings.hold_clock)) {
     stop();
@@ -203,6 +209,7 @@ void LuaSampler::on_hook(lua_State* L, lua_Debug* ar) {
   if (counting_ && engine_.sampling() && (event == LUA_HOOKCALL || event == LUA_HOOKTAILCALL) &&
       !engine_.current_excluded()) {
     counter_.count(L, ar);
+    take_over_called(L, ar);
     // The next call's hook could fail for want of stack slots: step aside until there is room.
     if (!hook_has_room(L) && arm_.armed() != L) {
       sharing_.lift(L);

@@ -32,6 +32,7 @@ extern "C" {
 #include "allocator_tap.hpp"
 #include "pointer_id_map.hpp"
 #include "lua_function_table.hpp"
+#include "coroutine_tracking.hpp"
 #include "lua_call_counter.hpp"
 #include "lua_excluded_processes.hpp"
 #include "lua_hook_sharing.hpp"
@@ -235,14 +236,20 @@ class LuaSampler final : private RuntimeAdapter {
   void finish_limit();                              // suspends and warns when max_samples was reached
   std::uint32_t current_process();                  // fills the profiles' thread list as needed
 
-  void note_program_hooks() {
+  // A program hook is kept on some thread (L runs): the hook passes every event on, and every
+  // switch is told, so that a new thread gets its maker's program hook.
+  void note_program_hooks(lua_State* L) {
     sharing_.note_program_hook();
     counter_.bar_quick();
+    if (engine_.active() && !tracking_switches_ && needs_switches_told()) track_switches(L, true);
   }
   // Our counting hook on `thread`, over a hook the program had set there.
   void take_over_hook(lua_State* L, lua_State* thread) {
-    if (sharing_.take_over(L, thread)) note_program_hooks();
+    if (sharing_.take_over(L, thread)) note_program_hooks(L);
   }
+  // At a call event under counting: the thread the callee will resume or close gets our hook.
+  void take_over_called(lua_State* L, const lua_Debug* ar);
+  lua_State* thread_called_by_api(lua_State* L, const lua_Debug* ar);
 
   // The run and what it runs on.
   lua_State* main_;                                // main thread of the universe
@@ -259,6 +266,8 @@ class LuaSampler final : private RuntimeAdapter {
   ProcessChain chain_;                             // the running coroutine and its resumers, as told
   ProcessChain sample_chain_;                      // chain_ and what a sample found on top of it
   bool tracking_switches_ = false;                 // our coroutine library: every switch is told
+  ReleaseCoroutineFunctions switch_functions_;     // counting: the release's resume, close and
+                                                   // wrap function (take_over_called)
   ExcludedProcesses excluded_;                     // processes not profiled
   std::vector<FunctionId>& frames_ = engine_.frames();  // the engine's sinks for one walk:
   std::vector<int>& lines_ = engine_.lines();           // functions and current lines

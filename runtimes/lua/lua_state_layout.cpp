@@ -1,5 +1,9 @@
 #include "lua_state_layout.hpp"
 
+extern "C" {
+#include <lauxlib.h>
+}
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +15,11 @@
 
 namespace scriptprof::lua {
 namespace {
+
+static_assert(offsetof(ClosureHead, body) == offsetof(mirror::CClosureMirror, f) &&
+                  offsetof(CClosureHead, upvalue0) == offsetof(mirror::CClosureMirror, upvalue) &&
+                  offsetof(CClosureHead, upvalue0_tt) == offsetof(mirror::CClosureMirror, upvalue) + offsetof(mirror::Slot, tt),
+              "the closure heads read inline are the mirror's");
 
 using namespace mirror;
 
@@ -51,6 +60,26 @@ int g_allowhook_inside = -1;  // the byte as seen from inside a hook (under g_ve
 void reading_hook(lua_State* L, lua_Debug*) { g_allowhook_inside = allowhook(L); }
 int nothing(lua_State*) { return 0; }
 
+// A Lua closure's prototype: two closures of one prototype share it, another prototype's
+// differs, and it is neither closure itself.
+bool lua_body_agrees(lua_State* L) {
+  // Each closure holds a fresh upvalue: 5.2 and 5.3 reuse a closure whose upvalues are the same.
+  if (luaL_loadstring(L, "local n = {} return function() return n end, function() return n end") != LUA_OK)
+    return false;
+  lua_pushvalue(L, -1);
+  lua_call(L, 0, 2);  // chunk, f, g
+  lua_pushvalue(L, -3);
+  lua_call(L, 0, 1);  // chunk, f, g, f' (f's prototype, another closure)
+  const Slot* f = state_top(L) - 3;
+  const Slot* g = state_top(L) - 2;
+  const Slot* f2 = state_top(L) - 1;
+  const void* body = function_body(f->value, f->tt);
+  const bool ok = f->tt == 0x46 && f2->tt == 0x46 && f->value != f2->value && body == function_body(f2->value, f2->tt) &&
+                  body != function_body(g->value, g->tt) && body != f->value && body != nullptr;
+  lua_pop(L, 4);
+  return ok;
+}
+
 bool g_probe_ok = false;  // under g_verify_mutex
 int probe(lua_State* L) {
   const CallInfoMirror* here = running_ci(L);
@@ -76,8 +105,11 @@ int probe(lua_State* L) {
   lua_pushinteger(L, 1);
   lua_pushcclosure(L, nothing, 1);
   ok = ok && (state_top(L) - 1)->tt == (kCClosure | 0x40) && (state_top(L) - 2)->tt == kLightCFunction &&
-       (state_top(L) - 2)->value == reinterpret_cast<const void*>(&nothing);
+       (state_top(L) - 2)->value == reinterpret_cast<const void*>(&nothing) &&
+       function_body((state_top(L) - 1)->value, (state_top(L) - 1)->tt) == reinterpret_cast<const void*>(&nothing) &&
+       function_body((state_top(L) - 2)->value, (state_top(L) - 2)->tt) == reinterpret_cast<const void*>(&nothing);
   lua_pop(L, 2);
+  ok = ok && lua_checkstack(L, 4) && lua_body_agrees(L);
   g_probe_ok = ok;
   return 0;
 }
@@ -131,6 +163,7 @@ bool verify_state_layout(lua_State* L) {
     g_stack_bounds.last = g_layout->stack_last;
     g_stack_bounds.base = g_layout->stack;
     g_global_state_offset = g_layout->l_G;
+    g_hook_offset = g_layout->hook;
   }
   g_state_layout_verified.store(ok, std::memory_order_release);
   return ok;
@@ -171,6 +204,29 @@ RunningFrame running_frame(lua_State* L) {
   return f;
 }
 
+namespace {
+
+// The thread `slot`'s function holds: its first argument (by_argument, also_by_argument), its
+// first upvalue (by_upvalue). `exact`: the heights of a call blocked in lua_resume (the
+// argument alone, or nothing, on the stack); else a call just made (arguments below top).
+lua_State* held_thread(const Slot* slot, const Slot* top, bool exact, lua_CFunction by_argument,
+                       lua_CFunction also_by_argument, lua_CFunction by_upvalue) {
+  const Slot* held = nullptr;
+  if ((exact ? top == slot + 2 : top >= slot + 2) && (slot->tt & kTagBits) == kLightCFunction &&
+      slot->value != nullptr &&
+      (slot->value == reinterpret_cast<const void*>(by_argument) ||
+       slot->value == reinterpret_cast<const void*>(also_by_argument))) {
+    held = slot + 1;
+  } else if ((!exact || top == slot + 1) && slot->tt == (kCClosure | 0x40) && by_upvalue) {
+    const auto* closure = static_cast<const CClosureMirror*>(slot->value);
+    if (closure->f == by_upvalue && closure->nupvalues >= 1) held = &closure->upvalue[0];
+  }
+  if (!held || held->tt != kThread) return nullptr;
+  return static_cast<lua_State*>(const_cast<void*>(held->value));
+}
+
+}  // namespace
+
 lua_State* thread_in_hand(lua_State* L, lua_CFunction by_argument, lua_CFunction also_by_argument,
                           lua_CFunction by_upvalue) {
   if (!layout_reads_frames()) return nullptr;
@@ -179,17 +235,18 @@ lua_State* thread_in_hand(lua_State* L, lua_CFunction by_argument, lua_CFunction
   const Slot* slot = ci->func;
   const Slot* top = state_top(L);  // read before the slots it vouches for
   if (slot < stack_base(L) || slot >= top) return nullptr;
-  const Slot* held = nullptr;
-  if (top == slot + 2 && (slot->tt & kTagBits) == kLightCFunction && slot->value != nullptr &&
-      (slot->value == reinterpret_cast<const void*>(by_argument) ||
-       slot->value == reinterpret_cast<const void*>(also_by_argument))) {
-    held = slot + 1;
-  } else if (top == slot + 1 && slot->tt == (kCClosure | 0x40) && by_upvalue) {
-    const auto* closure = static_cast<const CClosureMirror*>(slot->value);
-    if (closure->f == by_upvalue && closure->nupvalues >= 1) held = &closure->upvalue[0];
-  }
-  if (!held || held->tt != kThread) return nullptr;
-  return static_cast<lua_State*>(const_cast<void*>(held->value));
+  return held_thread(slot, top, true, by_argument, also_by_argument, by_upvalue);
+}
+
+lua_State* thread_called(lua_State* L, lua_CFunction by_argument, lua_CFunction also_by_argument,
+                         lua_CFunction by_upvalue) {
+  if (!layout_reads_frames()) return nullptr;
+  const CallInfoMirror* ci = running_ci(L);
+  if (ci == nullptr || !is_c(ci)) return nullptr;
+  const Slot* slot = ci->func;
+  const Slot* top = state_top(L);
+  if (slot < stack_base(L) || slot >= top) return nullptr;
+  return held_thread(slot, top, false, by_argument, also_by_argument, by_upvalue);
 }
 
 bool hook_has_room(lua_State* L) {

@@ -68,6 +68,11 @@ RunningFrame running_frame(lua_State* L);
 lua_State* thread_in_hand(lua_State* L, lua_CFunction by_argument, lua_CFunction also_by_argument,
                           lua_CFunction by_upvalue);
 
+// The same for the C function a call event of L's hook is about to run (its arguments whole,
+// below L's top): the thread that call will resume or close. Normal context (a hook).
+lua_State* thread_called(lua_State* L, lua_CFunction by_argument, lua_CFunction also_by_argument,
+                         lua_CFunction by_upvalue);
+
 // Whether every hook Lua may call on L before the running frame returns can get its
 // LUA_MINSTACK slots without passing LUAI_MAXSTACK, so arming cannot raise "stack overflow".
 // True when the layout is not verified (nothing better is known). Signal-safe as above.
@@ -95,6 +100,7 @@ struct StackBoundOffsets {
 };
 inline StackBoundOffsets g_stack_bounds;  // set once by verify_state_layout, before the flag
 inline std::size_t g_global_state_offset = offsetof(StateStackPrefix, l_G);  // 5.1 moves it
+inline std::size_t g_hook_offset = 0;  // of lua_State's hook (set with the above)
 inline std::atomic<bool> g_state_layout_verified{false};  // set once (release) by verify_state_layout
 
 // Which releases' layout the running Lua was verified to have ("5.4.3-5.4.8"), or nullptr when
@@ -108,6 +114,37 @@ bool layout_reads_frames();
 // quick lookup of its sampler. Meaningful once g_state_layout_verified.
 inline const void* global_state_of(lua_State* L) {
   return *reinterpret_cast<void* const*>(reinterpret_cast<const char*>(L) + g_global_state_offset);
+}
+
+// What a function value is to the reports, from its stack slot (value, then tag): a Lua
+// closure's prototype, a C closure's C function, a light C function itself. Closures of one
+// prototype are one function (unless interpret_closures keeps them apart), so call counting
+// keys its ids by this: one map entry, in one cache line, for a thousand closures. Every
+// closure begins with the same header (lobject.h, 5.2 to 5.5: CommonHeader, nupvalues,
+// gclist), then its prototype or C function; the layout check verifies both.
+struct ClosureHead {
+  void* next;
+  unsigned char tt, marked, nupvalues;
+  void* gclist;
+  const void* body;  // LClosure::p, CClosure::f
+};
+// A C closure: the header, its function, then its upvalues (values with their tags).
+struct CClosureHead {
+  ClosureHead head;
+  const void* upvalue0;
+  unsigned char upvalue0_tt;
+};
+inline const void* function_body(const void* slot_value, unsigned char tag) {
+  constexpr unsigned char kLuaClosure = 0x06, kCClosure = 0x26;  // LUA_VLCL, LUA_VCCL (5.2, 5.3: LUA_TLCL, LUA_TCCL)
+  const unsigned char variant = tag & 0x3f;
+  return variant == kLuaClosure || variant == kCClosure ? static_cast<const ClosureHead*>(slot_value)->body
+                                                        : slot_value;
+}
+
+// L's hook, read from its field: the counting hook's test of a thread about to be resumed.
+// Only once g_state_layout_verified (acquire).
+inline lua_Hook hook_field(const lua_State* L) {
+  return *reinterpret_cast<const lua_Hook*>(reinterpret_cast<const char*>(L) + g_hook_offset);
 }
 
 // hook_has_room's answer for nearly every stack, inline for the counting hook (every call):

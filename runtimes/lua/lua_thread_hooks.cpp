@@ -11,7 +11,7 @@ void LuaSampler::set_program_hook(lua_State* L, lua_State* L1, lua_Hook hook, in
   if (engine_.active() && counting_) {
     record = sharing_.record(L, L1, hook != nullptr);
     if (record) record->program = hook ? HostHook{hook, mask, count} : HostHook{};
-    if (hook) note_program_hooks();
+    if (hook) note_program_hooks(L);
   }
   SamplerEngine::ArmMove move(engine_);
   bool was_armed = arm_.armed() == L1;
@@ -48,7 +48,7 @@ void LuaSampler::fix_inherited_hook(lua_State* creator, lua_State* created) {
     if (visible.hook) {
       if (LuaHookSharing::ThreadRecord* record = sharing_.record(creator, created, true)) {
         record->program = visible;
-        note_program_hooks();
+        note_program_hooks(creator);
       }
     }
     sharing_.install(creator, created);

@@ -42,6 +42,63 @@ local a_calls, b_calls = (counts[at(make_a)] or {}).calls, (counts[at(make_b)] o
 H.check(a_calls == 3000 and b_calls == 6000,
         "calls per prototype stay exact across collections: a %d of 3000, b %d of 6000", a_calls, b_calls)
 
+-- Coroutines made before the run have no hook of ours: the call that resumes one (resume, a
+-- wrap function, close with a to-be-closed variable) gives it ours, with nothing of ours on the
+-- switch path, and every call inside is counted. So are those made during the run (they inherit
+-- their maker's hook), and the many closures of one prototype are one function.
+local function inner() return 1 end
+local function body() for _ = 1, 5 do inner(); coroutine.yield() end end
+local function make_body()
+  return function() inner(); coroutine.yield(); inner() end
+end
+local before = coroutine.create(body)
+local before_wrap = coroutine.wrap(body)
+-- (5.4 on: a to-be-closed variable, whose __close runs in the coroutine that coroutine.close closes)
+local closing = coroutine.close and coroutine.create(load([[
+  local inner = ...
+  local guard <close> = setmetatable({}, {__close = function() inner(); inner() end})
+  inner()
+  coroutine.yield()
+]]))
+if closing then coroutine.resume(closing, inner) end  -- suspended with its guard
+local lib_resume, lib_wrap = coroutine.resume, coroutine.wrap
+profiler.start_profiler{count_calls = true, hz = 100}
+local stock = coroutine.resume == lib_resume and coroutine.wrap == lib_wrap
+for _ = 1, 5 do coroutine.resume(before); before_wrap() end
+if closing then coroutine.close(closing) end
+local during = {}
+for i = 1, 50 do during[i] = coroutine.wrap(make_body()) end
+for _ = 1, 2 do for i = 1, 50 do during[i]() end end
+profiler.stop_profiler()
+counts = H.counts(profiler)
+local expected = 5 + 5 + (closing and 2 or 0) + 100
+local inner_calls = (H.find(counts, "inner") or {}).calls
+H.check(inner_calls == expected, "calls in coroutines made before and during the run: inner %s of %d", inner_calls, expected)
+local made = (counts[at(make_body)] or {}).calls  -- (at: the label of what make_body returns)
+H.check(made == 50, "fifty closures of one prototype: one function, called 50 times (%s)", made)
+-- (Where the frames are read: 5.2 on, the layout verified. Else every switch is told.)
+local internals = profiler.health().internals
+H.check(stock or internals == "public API only" or internals == "Lua 5.1",
+        "a counting run leaves the coroutine library as it is (%s)", internals)
+
+-- interpret_closures: each closure is its own function, in a coroutine made before the run too.
+local function make_leaf(n)
+  return function() return n end  -- (an upvalue each: 5.2 and 5.3 would share one closure)
+end
+local ca, cb = make_leaf(1), make_leaf(2)
+local co_a = coroutine.wrap(function() for _ = 1, 3 do ca() end end)
+profiler.start_profiler{count_calls = true, hz = 100, interpret_closures = true}
+co_a()
+cb(); cb()
+profiler.stop_profiler()
+local per_closure = {}
+for label, c in pairs(H.counts(profiler)) do
+  if label:match("%[closure %d+%]") then per_closure[#per_closure + 1] = c.calls end
+end
+table.sort(per_closure)
+H.check(#per_closure == 2 and per_closure[1] == 2 and per_closure[2] == 3,
+        "interpret_closures counts each closure: %s", table.concat(per_closure, ", "))
+
 -- Counts follow collection: calls made while sampling is suspended, or inside an excluded
 -- coroutine, are not counted; the others are, exactly. (The call hook's quick path decides
 -- this per call from one flag: every change of state must reach it.)

@@ -54,8 +54,10 @@ for name, make in pairs({wrap = via_wrap, resume = via_resume}) do
 end
 
 -- Which coroutine runs is found from the frames that resume it: a sampling run leaves the
--- coroutine library as it is. A run that counts calls, or that excludes a coroutine, needs every
--- switch told: it installs its own functions for the run and puts the library's back at its end.
+-- coroutine library as it is, and so does a counting run (a resumed thread gets the counting
+-- hook from the call that resumes it), unless a program hook must pass to new threads. A run
+-- that excludes a coroutine needs every switch told: it installs its own functions for the run
+-- and puts the library's back at its end.
 do
   local lib = {resume = coroutine.resume, wrap = coroutine.wrap, create = coroutine.create, close = coroutine.close}
   local function library_is_stock()
@@ -66,9 +68,21 @@ do
   H.check(library_is_stock(), "a sampling run leaves the coroutine library as it is")
   profiler.stop()
   profiler.start_profiler{count_calls = true}
-  H.check(coroutine.resume ~= lib.resume and coroutine.wrap ~= lib.wrap, "a counting run tells every switch")
+  H.check(library_is_stock(), "a counting run leaves the coroutine library as it is")
   profiler.stop()
+  debug.sethook(function() end, "r")
+  profiler.start_profiler{count_calls = true}
+  H.check(coroutine.resume ~= lib.resume and coroutine.wrap ~= lib.wrap,
+          "a counting run over a program hook tells every switch")
+  profiler.stop()
+  debug.sethook()
   H.check(library_is_stock(), "the library's own functions are back after the counting run")
+  profiler.start_profiler{count_calls = true}
+  debug.sethook(function() end, "r")
+  H.check(coroutine.resume ~= lib.resume, "a program hook set during a counting run tells every switch from then on")
+  profiler.stop()
+  debug.sethook()
+  H.check(library_is_stock(), "the library's own functions are back after that run")
   profiler.start_profiler{hz = 1000}
   local co = coroutine.create(function() end)
   profiler.profile_process_p(co, false)
