@@ -14,6 +14,7 @@ meets it and the spread does not cross it ("unclear" when only the spread crosse
 --public DIR runs the public programs of the same kinds (../shared/bench-programs) at 1 Hz and
 1 kHz beside ours, to check that ours cost what theirs do (within 3 points).
 """
+import argparse
 import os
 import statistics
 import subprocess
@@ -43,17 +44,21 @@ PUBLIC = {
 
 
 def main():
-    args = sys.argv[1:]
-    if not args:
-        sys.exit(__doc__)
-    build = os.path.abspath(args.pop(0))
-    quick = "--quick" in args
-    rounds = 1 if quick else 5
-    public = None
-    if "--rounds" in args:
-        rounds = int(args[args.index("--rounds") + 1])
-    if "--public" in args:
-        public = os.path.abspath(args[args.index("--public") + 1])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("build", help="the build folder (holding lib/profiler.so)")
+    parser.add_argument("--quick", action="store_true", help="about a tenth of the work, one round")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 5, 1 with --quick)")
+    parser.add_argument("--public", metavar="DIR", help="the public programs (../shared/bench-programs)")
+    args = parser.parse_args()
+    build = os.path.abspath(args.build)
+    if not os.path.exists(os.path.join(build, "lib", "profiler.so")):
+        parser.error(f"{build}: no lib/profiler.so (build the project first)")
+    quick = args.quick
+    rounds = args.rounds if args.rounds is not None else (1 if quick else 5)
+    if rounds < 1:
+        parser.error("--rounds must be at least 1")
+    public = os.path.abspath(args.public) if args.public else None
     floor_lib = os.path.join(build, "lib", "libscriptprof_signal_floor.so")
     runtimes = [("Lua 5.4", "lua5.4", os.path.join(build, "lib", "?.so"), 0)]
     if os.path.exists(os.path.join(build, "lib", "luajit", "profiler.so")):
