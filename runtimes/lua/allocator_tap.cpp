@@ -160,13 +160,15 @@ void* AllocatorTap::allocate(void* ud, void* ptr, std::size_t osize, std::size_t
       !ptr || (nsize == 0 && !t->arena_.owns(ptr) && ptr != t->last_block_ &&
                reinterpret_cast<std::uintptr_t>(ptr) != t->armed_block_.load(std::memory_order_relaxed));
   if (program_block && nsize < kStackBlockNearLimit && !t->own_work_.load(std::memory_order_relaxed)) {
-    if (t->mode_ != Mode::Watch) return Allocator::call(t, ptr, osize, nsize);
+    if (t->mode_ < Mode::Functions || (t->mode_ == Mode::Functions && (ptr || !function_object(osize))))
+      return Allocator::call(t, ptr, osize, nsize);
     return t->watch<Allocator>(ptr, osize, nsize);
   }
   return t->allocate_watching<Allocator>(ptr, osize, nsize);
 }
 
-// A program's block made or freed in a Watch run (out of line: the other modes' path stays short).
+// A program's block made or freed in a Watch run, or a function object made in a Functions
+// run (out of line: the other modes' path stays short).
 template <typename Allocator>
 __attribute__((noinline)) void* AllocatorTap::watch(void* ptr, std::size_t osize, std::size_t nsize) {
   if (ptr) {
@@ -174,7 +176,8 @@ __attribute__((noinline)) void* AllocatorTap::watch(void* ptr, std::size_t osize
     return Allocator::call(this, ptr, osize, 0);
   }
   void* block = Allocator::call(this, nullptr, osize, nsize);
-  if (block) sampler_->on_alloc(nsize, block);
+  if (block && mode_ == Mode::Functions) sampler_->on_function_made(reinterpret_cast<std::uintptr_t>(block));
+  else if (block) sampler_->on_alloc(nsize, block);
   return block;
 }
 
@@ -205,6 +208,11 @@ __attribute__((noinline)) void* AllocatorTap::allocate_watching(void* ptr, std::
     return block;
   };
   if (mode_ == Mode::Guard) return call();
+  if (mode_ == Mode::Functions) {
+    void* block = call();
+    if (block && !ptr && function_object(osize)) s->on_function_made(reinterpret_cast<std::uintptr_t>(block));
+    return block;
+  }
   // A function object's address may be reused once freed (freeing cannot fail: told first).
   if (nsize == 0 && ptr) s->on_free(ptr);
   void* block = call();

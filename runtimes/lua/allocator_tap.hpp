@@ -41,9 +41,16 @@ class AllocatorTap {
  public:
   enum class Mode {
     Idle,   // no run: only the arena's blocks are routed
-    Guard,  // a run: a stack growing near its limit or moving in place is told to the sampler
-    Watch,  // a run counting calls or sampling allocations: frees and sizes too
+    Guard,      // a run: a stack growing near its limit or moving in place is told to the sampler
+    Functions,  // a run counting calls alone: every function object made is told (a new one
+                // may sit at a dead one's address)
+    Watch,      // a run sampling allocations: every block made and freed, with its size
   };
+  // A new block (ptr null) whose osize says it is a function object: a closure (LUA_TFUNCTION,
+  // which the manual documents), or a kind the API does not name (a prototype, LUA_TPROTO:
+  // above LUA_TTHREAD in 5.2 to 5.5). Strings, tables, userdata, threads and untyped blocks
+  // (0) are not.
+  static bool function_object(std::size_t osize) { return osize == LUA_TFUNCTION || osize > LUA_TTHREAD; }
 
   // The tap of `main`'s state for `sampler`, in Idle mode: the one a former sampler left at
   // the head of the chain, or a new one put there.

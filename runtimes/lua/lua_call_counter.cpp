@@ -63,9 +63,9 @@ void LuaCallCounter::update_quick(bool counting) {
 void LuaCallCounter::count(lua_State* L, const lua_Debug* ar) {
   if (!function_pointer_verified(L, ar)) return count_slowly(L, ar);
   if (!quick_ && !sharing_.program_hooks() && list_.empty()) update_quick(true);  // pointers now trusted
-  // Fast path: the function objects are read from the frames and looked up in a C++ map that
-  // the allocator wrapper clears of every freed block, so an address reused by a new closure
-  // never inherits an old id.
+  // Fast path: the functions are read from the frames and looked up in a C++ map that the
+  // allocator wrapper keeps clear of dead functions' addresses (lua_call_counter.hpp), so an
+  // address reused by a new prototype or closure never inherits an old id.
   const SlotPrefix* callee_slot = frame_function_slot(ar);
   if (!callee_slot || !listed(callee_slot->value)) return;
   const void* callee_fp = key_of(callee_slot);
@@ -76,7 +76,7 @@ void LuaCallCounter::count(lua_State* L, const lua_Debug* ar) {
     bool boundary = false;
     lua_Debug copy = *ar;
     callee = functions_.intern(L, &copy, &boundary);
-    fn_ids_.insert(callee_fp, callee);
+    remember(callee_fp, callee);
   }
   last_fp_ = callee_fp;
   last_id_ = callee;
@@ -93,7 +93,7 @@ void LuaCallCounter::count(lua_State* L, const lua_Debug* ar) {
         bool boundary = false;
         if (lua_getstack(L, 1, &below)) {
           caller = functions_.intern(L, &below, &boundary);
-          fn_ids_.insert(caller_fp, caller);
+          remember(caller_fp, caller);
         }
       }
       last_caller_fp_ = caller_fp;
@@ -110,11 +110,25 @@ void LuaCallCounter::start_call_run(FunctionId callee, FunctionId caller) {
   engine_.record_call(callee, caller);
 }
 
+// A dead function's key leaves the map when another function object is made at its address
+// (or when freed, sampling allocations): one that is never reused stays. A program that loads
+// code without end fills it: past kMaxIds it starts afresh (the ids themselves are the
+// function table's, and the map is only their cache).
+void LuaCallCounter::remember(const void* key, FunctionId id) {
+  constexpr std::size_t kMaxIds = std::size_t(1) << 16;
+  if (fn_ids_.size() >= kMaxIds) {
+    fn_ids_.clear();
+    last_fp_ = last_caller_fp_ = nullptr;
+  }
+  fn_ids_.insert(key, id);
+}
+
 bool LuaCallCounter::listed(const void* f) const {
   return list_.empty() || std::find(list_.begin(), list_.end(), f) != list_.end();
 }
 
-void LuaCallCounter::forget_block(const void* block) {
+void LuaCallCounter::forget_block(std::uintptr_t address) {
+  const void* block = reinterpret_cast<const void*>(address);
   fn_ids_.erase(block);
   if (block == last_fp_) last_fp_ = nullptr;
   if (block == last_caller_fp_) last_caller_fp_ = nullptr;

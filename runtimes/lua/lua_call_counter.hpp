@@ -1,11 +1,12 @@
 // Exact call counts through the call hook, and the count list: one part of the Lua adapter,
 // with its own state (normal context: the hook, and the module between runs).
 //
-// Identity: what a function is to the reports (a Lua closure's prototype, a C function), read
-// from its frame, keys a map of ids that the allocator wrapper clears of every freed block, so
-// a new prototype at a dead one's address cannot inherit its identity (closures kept apart, and
-// a layout not verified: the closure itself); where the frame layout is not the one we know, a
-// weak-keyed table of ids does the same. The common call is counted inline in the hook (lua_counting_hook.hpp).
+// Identity: what a function is to the reports (a Lua closure's prototype, a C function; with
+// closures kept apart, the closure itself), read from its frame, keys a map of ids that the
+// allocator wrapper clears of every function object made (or, sampling allocations, of every
+// block freed), so a new prototype at a dead one's address cannot inherit its identity; where
+// the frame layout is not the one we know, a weak-keyed table of ids does the same. The common
+// call is counted inline in the hook (lua_counting_hook.hpp).
 #pragma once
 extern "C" {
 #include <lua.h>
@@ -14,6 +15,7 @@ extern "C" {
 #include "lua_api_compat.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <vector>
 
 #include "coroutine_tracking.hpp"
@@ -62,9 +64,11 @@ class LuaCallCounter {
   // A call event the quick path left (ar is the program's too: only read).
   void count(lua_State* L, const lua_Debug* ar);
 
-  // From the allocator wrapper: a freed block may have been a counted function.
-  bool watching_frees() const { return !fn_ids_.empty(); }
-  void forget_block(const void* block);
+  // From the allocator wrapper: a block freed, or a function object made where a counted
+  // function may have been. A key is looked up only while its function lives, so forgetting it
+  // when another function object is made there (or when it is freed) is enough.
+  bool has_ids() const { return !fn_ids_.empty(); }
+  void forget_block(std::uintptr_t block);
   std::size_t own_bytes() const;
 
  private:
@@ -72,6 +76,7 @@ class LuaCallCounter {
   FunctionId cached_id(lua_State* L, lua_Debug* ar, bool* boundary);
   void reset_id_cache(lua_State* L);
   bool listed(const void* f) const;                  // in the count list (or no list)
+  void remember(const void* key, FunctionId id);      // into fn_ids_, kept bounded
   void start_call_run(FunctionId callee, FunctionId caller);  // a new (callee, caller) pair
   bool switches(const void* key) const { return key == switch_[0] || key == switch_[1] || key == switch_[2]; }
   // Whether the thread the switch function in `slot` (a call event's callee) will run has our

@@ -203,7 +203,12 @@ class LuaSampler final : private RuntimeAdapter {
   }
   void on_free(const void* block) {      // from the allocator wrapper
     engine_.on_free(block);              // a kept block (the in-use heap) goes
-    if (counter_.watching_frees()) counter_.forget_block(block);
+    if (counter_.has_ids()) counter_.forget_block(reinterpret_cast<std::uintptr_t>(block));
+  }
+  // From the allocator wrapper under counting alone: a function object (closure, prototype) was
+  // made at `block`, perhaps where a counted one died. (A number: fresh memory, never read.)
+  void on_function_made(std::uintptr_t block) {
+    if (counter_.has_ids()) counter_.forget_block(block);
   }
   void on_move(const void* from, const void* to) { engine_.on_move(from, to); }  // a realloc moved a block
   void on_gc_cycle(lua_State* L);       // from the GC sentinel's finalizer

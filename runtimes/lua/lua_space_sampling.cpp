@@ -22,10 +22,12 @@ int gc_sentinel_finalizer(lua_State* L) {
 
 void LuaSampler::install_space_hooks(lua_State* L) {
   // Always told while a run is active: every arm must hear of a stack growing near its limit;
-  // call counting also watches frees to keep function identities exact, and the allocation
-  // sampler counts bytes.
+  // call counting also hears of every function object made, to keep function identities exact
+  // (the allocation sampler's frees do the same), and the allocation sampler counts bytes.
   // (A served run that keeps its heap samples allocations: the engine set their interval.)
-  tap_->set_mode(counting_ || engine_.settings().alloc_bytes ? AllocatorTap::Mode::Watch : AllocatorTap::Mode::Guard);
+  tap_->set_mode(engine_.settings().alloc_bytes ? AllocatorTap::Mode::Watch
+                 : counting_                    ? AllocatorTap::Mode::Functions
+                                                : AllocatorTap::Mode::Guard);
   if (engine_.needs_gc_cycles()) {
     add_own(gc_sentinel_finalizer);
     new_gc_sentinel(L);
