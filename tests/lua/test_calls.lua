@@ -42,6 +42,26 @@ local a_calls, b_calls = (counts[at(make_a)] or {}).calls, (counts[at(make_b)] o
 H.check(a_calls == 3000 and b_calls == 6000,
         "calls per prototype stay exact across collections: a %d of 3000, b %d of 6000", a_calls, b_calls)
 
+-- Prototypes made, called and collected in turn (chunks loaded again and again): a new
+-- prototype often lands at a dead one's address, and must not inherit its identity.
+local chunk_a = "local pad = 1\nreturn function() return 1 end"
+local chunk_b = "return function() return 2 end"
+profiler.statprof(function()
+  for i = 1, 600 do
+    local f = (loadstring or load)(i % 3 == 0 and chunk_b or chunk_a, i % 3 == 0 and "=chunk_b" or "=chunk_a")()
+    f()
+    if i % 2 == 0 then collectgarbage() end
+  end
+end, {count_calls = true, display = false})
+counts = H.counts(profiler)
+local from_a, from_b = 0, 0
+for label, c in pairs(counts) do
+  if label:find("(chunk_a:2)", 1, true) then from_a = from_a + (c.calls or 0) end
+  if label:find("(chunk_b:1)", 1, true) then from_b = from_b + (c.calls or 0) end
+end
+H.check(from_a == 400 and from_b == 200, "calls per prototype stay exact as chunks are reloaded: a %d of 400, b %d of 200",
+        from_a, from_b)
+
 -- Coroutines made before the run have no hook of ours: the call that resumes one (resume, a
 -- wrap function, close with a to-be-closed variable) gives it ours, with nothing of ours on the
 -- switch path, and every call inside is counted. So are those made during the run (they inherit
