@@ -1,7 +1,9 @@
 /* The bare signal under every sampling ratio (suite_bench.py): LD_PRELOAD'ed into a plain
  * interpreter, a thread signals the program's main thread every 1/SCRIPTPROF_FLOOR_HZ seconds
  * with the profiler's default signal (SIGRTMAX-3), whose handler does nothing. What a run at
- * that rate costs before any profiler work: the kernel's delivery and the handler's return. */
+ * that rate costs before any profiler work: the kernel's delivery and the handler's return.
+ * SCRIPTPROF_FLOOR_HZ=0: the thread alone, which never signals: what a second thread costs
+ * the program (glibc's malloc takes its arena locks once a process has made a thread). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +20,8 @@ static void on_signal(int sig) { (void)sig; }
 
 static void* ticker(void* unused) {
   (void)unused;
+  if (period_ns == 0)
+    for (;;) pause();
   struct timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
   for (;;) {
@@ -34,8 +38,8 @@ static void* ticker(void* unused) {
 
 __attribute__((constructor)) static void start_floor(void) {
   const char* hz = getenv("SCRIPTPROF_FLOOR_HZ");
-  if (!hz || atof(hz) <= 0) return;
-  period_ns = (long)(1e9 / atof(hz));
+  if (!hz || atof(hz) < 0) return;
+  period_ns = atof(hz) > 0 ? (long)(1e9 / atof(hz)) : 0;
   main_thread = (pid_t)syscall(SYS_gettid);
   struct sigaction sa = {0};
   sa.sa_handler = on_signal;
