@@ -354,8 +354,9 @@ std::uint64_t SamplingTimer::check_ticks() {
   if (settings_.on_thread) {
     if (ticks) handler_(context_, ticks, 0, program);
   } else {
-    const bool runs = observer_->state(false) != ThreadObserver::State::Blocked;
     const bool wall = settings_.clock == TimerClock::Wall;
+    // (On the CPU clock `raw` is the thread's clock, read just now: the observer's first read.)
+    const bool runs = observer_->state(false, wall ? 0 : raw) != ThreadObserver::State::Blocked;
     if (ticks) {
       // Ticks due while the thread is blocked wait for it, counted as off-CPU on the wall
       // clock; a signal now would cut its sleep or restart its read. (On the CPU clock they

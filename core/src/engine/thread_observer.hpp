@@ -22,8 +22,9 @@ class ThreadObserver {
   void open(pid_t tid, clockid_t cpu_clock);
   void close();
   // Its state now. A clock still since the last call is taken as blocked at once on three
-  // calls of four, unless `look_closely` asks /proc every time (before a signal).
-  State state(bool look_closely);
+  // calls of four, unless `look_closely` asks /proc every time (before a signal). `cpu_now`:
+  // the thread's CPU clock read by the caller just before (a system call saved), or 0.
+  State state(bool look_closely, std::uint64_t cpu_now = 0);
   // The CPU the thread is on, or last ran on; -1 when /proc cannot say.
   int processor() const;
   // Its CPU clock at the last state() (the watcher's, under its lock).

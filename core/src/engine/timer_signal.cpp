@@ -26,6 +26,8 @@ std::uint32_t g_generation[kMaxTimers];            // under g_registry_mutex
 struct sigaction g_previous[NSIG];                 // written before our handler is live on it
 std::mutex g_registry_mutex;                       // serialises slots and installs (normal context)
 std::atomic<int> g_in_handler{0};                  // handlers between registry look-up and return
+std::atomic<pid_t> g_pid{0};                       // this process, as of the last claim (a fork's
+                                                   // child claims anew before it signals)
 
 void forward_to_previous(int sig, siginfo_t* info, void* uctx) {
   const struct sigaction& prev = g_previous[sig];
@@ -37,7 +39,7 @@ void forward_to_previous(int sig, siginfo_t* info, void* uctx) {
   // A foreign signal under SIG_DFL would have ended the process; ignoring it is kinder.
 }
 
-// Async-signal-safe: it reads lock-free atomics and getpid(), calls SamplingTimer::on_signal
+// Async-signal-safe: it reads lock-free atomics, calls SamplingTimer::on_signal
 // (clock_gettime, atomics and the registered TickHandler, itself required to be
 // async-signal-safe) or the previous handler, and saves/restores errno so the interrupted code
 // never sees a change.
@@ -45,7 +47,8 @@ void timer_signal_handler(int sig, siginfo_t* info, void* uctx) {
   int saved_errno = errno;
   g_in_handler.fetch_add(1, std::memory_order_acq_rel);
   const auto token = info ? reinterpret_cast<std::uintptr_t>(info->si_value.sival_ptr) : 0;
-  if (info && info->si_code == SI_QUEUE && info->si_pid == getpid() && (token >> 48) == kTokenMagic) {
+  if (info && info->si_code == SI_QUEUE && info->si_pid == g_pid.load(std::memory_order_relaxed) &&
+      (token >> 48) == kTokenMagic) {
     const std::size_t slot = token & 0xFF;
     SamplingTimer* target = g_timers[slot].load(std::memory_order_acquire);
     // A stale signal of a timer already stopped is ours by its token: swallowed.
@@ -150,6 +153,9 @@ bool TimerSignal::claim(int sig, SamplingTimer* timer, std::string* error) {
   sig_ = sig;
   token_ = kTokenMagic << 48 | static_cast<std::uint64_t>(++g_generation[slot_]) << 8 | static_cast<std::uint64_t>(slot_);
   claimed_by_ = gettid();
+  pid_ = getpid();
+  uid_ = getuid();
+  g_pid.store(pid_, std::memory_order_relaxed);
   g_timers[slot_].store(timer, std::memory_order_release);
   g_tokens[slot_].store(token_, std::memory_order_release);
   ensure_signal_stack();
@@ -176,10 +182,10 @@ bool TimerSignal::send(pid_t tid) const {
   std::memset(&info, 0, sizeof info);
   info.si_signo = sig_;
   info.si_code = SI_QUEUE;
-  info.si_pid = getpid();
-  info.si_uid = getuid();
+  info.si_pid = pid_;
+  info.si_uid = uid_;
   info.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<std::uintptr_t>(token_));
-  return syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, sig_, &info) == 0;
+  return syscall(SYS_rt_tgsigqueueinfo, pid_, tid, sig_, &info) == 0;
 }
 
 int default_timer_signal() { return SIGRTMAX - 3; }

@@ -39,6 +39,8 @@ class TimerSignal {
   int slot_ = -1;
   std::uint64_t token_ = 0;
   pid_t claimed_by_ = 0;  // the thread that claimed: the one signalled
+  pid_t pid_ = 0;         // the process and its user, as each signal carries them (read at
+  uid_t uid_ = 0;         // claim: two system calls a tick saved)
 };
 
 }  // namespace scriptprof
