@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The program suite: what the profiler costs on programs of six kinds, on Lua 5.4 and LuaJIT.
 
-  samples/bench/suite_bench.py BUILD_DIR [--quick] [--rounds N] [--public DIR]
+  samples/bench/suite_bench.py BUILD_DIR [--quick] [--rounds N] [--public DIR] [--programs A,B]
 
 Each program of samples/bench/programs runs in the stock interpreter (lua5.4, luajit with the
 JIT on) plain, with a second thread that never runs ("thread": what any thread costs, as glibc's
@@ -52,7 +52,14 @@ def main():
     parser.add_argument("--quick", action="store_true", help="about a tenth of the work, one round")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 5, 1 with --quick)")
     parser.add_argument("--public", metavar="DIR", help="the public programs (../shared/bench-programs)")
+    parser.add_argument("--programs", metavar="A,B", help=f"only these of {', '.join(PROGRAMS)}")
     args = parser.parse_args()
+    chosen = list(PROGRAMS)
+    if args.programs:
+        chosen = [p.strip() for p in args.programs.split(",") if p.strip()]
+        unknown = [p for p in chosen if p not in PROGRAMS]
+        if unknown or not chosen:
+            parser.error(f"--programs: unknown {', '.join(unknown) or '(none given)'}; known: {', '.join(PROGRAMS)}")
     build = os.path.abspath(args.build)
     if not os.path.exists(os.path.join(build, "lib", "profiler.so")):
         parser.error(f"{build}: no lib/profiler.so (build the project first)")
@@ -69,7 +76,7 @@ def main():
           f"round{'s' if rounds > 1 else ''} [spread]")
     for name, interpreter, cpath, which in runtimes:
         configs = config_table(floor_lib, counting=(which == 0))
-        programs = {p: a[which] for p, a in (QUICK if quick else PROGRAMS).items()}
+        programs = {p: a[which] for p, a in (QUICK if quick else PROGRAMS).items() if p in chosen}
         ratios = measure(interpreter, cpath, programs, configs, rounds, lambda p: os.path.join(HERE, "programs", p + ".lua"))
         print_table(name, programs, configs, ratios)
         print_verdicts(name, ratios, counting=(which == 0))
@@ -179,7 +186,7 @@ def compare_public(name, interpreter, cpath, which, public, ours, rounds, quick)
     programs = {}
     for kind, (file, lua_arg, jit_arg) in PUBLIC.items():
         argument = (lua_arg, jit_arg)[which]
-        if argument and os.path.exists(os.path.join(public, file)):
+        if argument and kind in ours and os.path.exists(os.path.join(public, file)):
             programs[kind] = argument
     if not programs:
         return
