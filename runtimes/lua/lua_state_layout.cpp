@@ -227,26 +227,30 @@ lua_State* held_thread(const Slot* slot, const Slot* top, bool exact, lua_CFunct
 
 }  // namespace
 
-lua_State* thread_in_hand(lua_State* L, lua_CFunction by_argument, lua_CFunction also_by_argument,
-                          lua_CFunction by_upvalue) {
+namespace {
+
+// held_thread for the C function running on L, read at the heights `exact` says.
+lua_State* held_by_running(lua_State* L, bool exact, lua_CFunction by_argument, lua_CFunction also_by_argument,
+                           lua_CFunction by_upvalue) {
   if (!layout_reads_frames()) return nullptr;
   const CallInfoMirror* ci = running_ci(L);
   if (ci == nullptr || !is_c(ci)) return nullptr;
   const Slot* slot = ci->func;
   const Slot* top = state_top(L);  // read before the slots it vouches for
   if (slot < stack_base(L) || slot >= top) return nullptr;
-  return held_thread(slot, top, true, by_argument, also_by_argument, by_upvalue);
+  return held_thread(slot, top, exact, by_argument, also_by_argument, by_upvalue);
+}
+
+}  // namespace
+
+lua_State* thread_in_hand(lua_State* L, lua_CFunction by_argument, lua_CFunction also_by_argument,
+                          lua_CFunction by_upvalue) {
+  return held_by_running(L, true, by_argument, also_by_argument, by_upvalue);
 }
 
 lua_State* thread_called(lua_State* L, lua_CFunction by_argument, lua_CFunction also_by_argument,
                          lua_CFunction by_upvalue) {
-  if (!layout_reads_frames()) return nullptr;
-  const CallInfoMirror* ci = running_ci(L);
-  if (ci == nullptr || !is_c(ci)) return nullptr;
-  const Slot* slot = ci->func;
-  const Slot* top = state_top(L);
-  if (slot < stack_base(L) || slot >= top) return nullptr;
-  return held_thread(slot, top, false, by_argument, also_by_argument, by_upvalue);
+  return held_by_running(L, false, by_argument, also_by_argument, by_upvalue);
 }
 
 bool hook_has_room(lua_State* L) {
