@@ -142,6 +142,14 @@ int co_wrap(lua_State* L) {
   return 1;
 }
 
+// A new thread on L's stack, without the hook lua_newthread copied from L: Lua code the
+// profiler runs there is seen by no hook, the program's or ours.
+lua_State* hookless_thread(lua_State* L) {
+  lua_State* T = lua_newthread(L);
+  lua_sethook(T, nullptr, 0, 0);
+  return T;
+}
+
 #if LUA_VERSION_NUM >= 504
 // A coroutine body for close_error_wins: a to-be-closed value whose __close raises "close",
 // then the error "body".
@@ -167,8 +175,7 @@ int probe_body(lua_State* L) {
 bool close_error_wins(lua_State* L, lua_CFunction wrap) {
   int top = lua_gettop(L);
   bool wins = false;
-  lua_State* T = lua_newthread(L);
-  lua_sethook(T, nullptr, 0, 0);
+  lua_State* T = hookless_thread(L);
   lua_pushcfunction(T, wrap);
   lua_pushcfunction(T, probe_body);
   if (lua_pcall(T, 1, 1, 0) == LUA_OK && lua_pcall(T, 0, 0, 0) != LUA_OK) {
@@ -243,8 +250,7 @@ lua_CFunction wrapped_coroutine_function() { return co_wrapped; }
 
 // On a thread of its own without a hook, as close_error_wins.
 lua_CFunction wrapped_by(lua_State* L, lua_CFunction wrap) {
-  lua_State* T = lua_newthread(L);
-  lua_sethook(T, nullptr, 0, 0);
+  lua_State* T = hookless_thread(L);
   lua_pushcfunction(T, wrap);
   // A Lua function to wrap (5.1's wrap refuses a C one).
   const bool ok = luaL_loadstring(T, "") == LUA_OK && lua_pcall(T, 1, 1, 0) == LUA_OK;

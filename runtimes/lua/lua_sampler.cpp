@@ -131,8 +131,11 @@ bool LuaSampler::start(lua_State* L, const SamplerSettings& settings, std::strin
   update_excluded();
   if (counting_) {
     counter_.start(L, settings.interpret_closures);
+    // The wrap function: the resume chain's (asked once a process), else asked of the release.
     const ReleaseCoroutineFunctions release = release_coroutine_functions(L);
-    switch_functions_ = {release.resume, release.close, release.wrap ? wrapped_by(L, release.wrap) : nullptr};
+    lua_CFunction wrapped = release_wrap_function();
+    if (!wrapped && release.wrap) wrapped = wrapped_by(L, release.wrap);
+    switch_functions_ = {release.resume, release.close, wrapped};
     counter_.set_switch_functions(switch_functions_);
   }
   // Before our hook goes on: the program's hook on L, which ours will keep, sees no event of
