@@ -200,10 +200,8 @@ void LuaCallCounter::start(lua_State* L, bool closures_apart) {
 void LuaCallCounter::set_switch_functions(const ReleaseCoroutineFunctions& f) {
   const void* keys[3] = {reinterpret_cast<const void*>(f.resume), reinterpret_cast<const void*>(f.close),
                          reinterpret_cast<const void*>(f.wrap)};
+  // (No close before 5.4: null, which no key is.)
   for (int i = 0; i < 3; ++i) switch_[i] = by_body_ ? keys[i] : nullptr;
-  // No close (before 5.4): a key no call has.
-  for (const void*& key : switch_)
-    if (!key) key = switch_[0];
 }
 
 std::size_t LuaCallCounter::own_bytes() const { return heap_block(fn_ids_.bytes()) + heap_bytes(list_); }
