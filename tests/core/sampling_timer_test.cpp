@@ -194,6 +194,45 @@ TEST_CASE("the profiler's own time is not program time - so it cannot create tic
   CHECK(g_ticks.load() < 20);
 }
 
+namespace {
+std::atomic<std::uint64_t> g_handler_burn_ns{0};
+std::atomic<std::uint64_t> g_burned_ns{0};
+// Async-signal-safe: clock_gettime and atomics.
+void burning_handler(void*, std::uint64_t, std::uint64_t, std::uint64_t) {
+  const std::uint64_t start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  std::uint64_t now = start;
+  while (now - start < g_handler_burn_ns.load()) now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  g_burned_ns += now - start;
+  ++g_calls;
+}
+}  // namespace
+
+// The handler's stretch is timed on the monotonic clock when it is short (no system call) and
+// on the CPU clock when long: either way it is not program time.
+TEST_CASE("CPU clock: the handler's own time is not program time - short or long", "[timer]") {
+  for (const std::uint64_t burn : {8'000u, 150'000u}) {
+    CAPTURE(burn);
+    g_handler_burn_ns = burn;
+    g_burned_ns = 0;
+    g_calls = 0;
+    SamplingTimer t;
+    std::string error;
+    REQUIRE(t.start({TimerClock::Cpu, burn * 8}, burning_handler, nullptr, &error));
+    const double cpu0 = thread_cpu_seconds();
+    burn_cpu(0.3);
+    const double cpu = thread_cpu_seconds() - cpu0;
+    const std::uint64_t program = t.program_ns();
+    t.stop();
+    const double burned = static_cast<double>(g_burned_ns.load()) / 1e9;
+    CAPTURE(cpu, burned, program, g_calls.load());
+    REQUIRE(g_calls.load() > 20);
+    // Counted as program time the handlers' share would be in it; excluded, program time is
+    // the rest (less the signals' delivery, which is program time).
+    CHECK(static_cast<double>(program) / 1e9 < cpu - 0.8 * burned);
+    CHECK(static_cast<double>(program) / 1e9 > 0.5 * (cpu - burned));
+  }
+}
+
 TEST_CASE("program time never runs backwards - signals inside the profiler's work are not excluded twice", "[timer]") {
   SamplingTimer t;
   std::string error;

@@ -175,6 +175,7 @@ class SamplingTimer {
   enum class SendResult : std::uint8_t { Sent, Blocked, NotSent };
   SendResult send_signal();
   std::uint64_t program_at(std::uint64_t raw) const;
+  std::uint64_t reported(std::uint64_t program) const;
   // Runs `step` (a clock read and what follows from it) until no signal handler excluded its
   // own time meanwhile: such a handler subtracts time a read taken before it did not contain,
   // and program time would step back by it. Profiled thread only; returns step's result.
@@ -208,6 +209,9 @@ class SamplingTimer {
   std::atomic<std::uint64_t> ready_{0};       // ticks crossed, waiting for the handler
   std::atomic<std::uint64_t> ready_off_cpu_{0};  // of those, due while the thread was blocked
   std::atomic<std::uint64_t> profiler_since_{0};       // raw clock at enter_profiler, 0 outside
+  std::uint64_t profiler_since_wall_ = 0;              // and the monotonic clock then (profiled thread)
+  std::atomic<std::uint64_t> sent_raw_{0};             // the CPU clock when the last signal was sent
+  mutable std::atomic<std::uint64_t> reported_{0};     // the latest program time reported (see reported())
   std::atomic<std::uint64_t> excluded_profiler_{0};    // time inside enter/leave_profiler
   std::atomic<std::uint64_t> excluded_handler_{0};     // time inside the signal handler
   std::atomic<std::uint64_t> signals_{0};              // signals handled

@@ -28,11 +28,32 @@ std::uint64_t clock_ns(clockid_t id) {
 
 std::uint64_t SamplingTimer::now() const { return clock_ns(clock_id_); }
 
+namespace {
+// The profiled thread's own short stretches (the handler, a sample) are timed on the monotonic
+// clock, a vDSO read, where a read of the thread's CPU clock is a system call that takes its run
+// queue's lock (~0.5 us here; three of them a sample at 10 kHz cost more than a point). A
+// stretch this short ran on the CPU but for a rare preemption inside it, which it counts as
+// the profiler's time (program time then stalls by as much, under 25 us: see reported()); a
+// longer one (a deep walk, a sanitizer's build, a preemption) is read on the CPU clock.
+constexpr std::uint64_t kShortStretchNs = 25'000;
+
+std::uint64_t monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
+}  // namespace
+
 std::uint64_t SamplingTimer::program_at(std::uint64_t raw) const {
   std::uint64_t excluded = excluded_profiler_.load(std::memory_order_relaxed) +
                            excluded_handler_.load(std::memory_order_relaxed);
   std::uint64_t elapsed = raw > start_raw_ ? raw - start_raw_ : 0;
   return elapsed > excluded ? elapsed - excluded : 0;
+}
+
+// What program_ns() and the handler report: never below a reading reported before. (A
+// preemption inside a short stretch of our own work is excluded with it, kShortStretchNs, and
+// would make a later reading lower by as much.) A lock-free maximum: any thread, signal context.
+std::uint64_t SamplingTimer::reported(std::uint64_t program) const {
+  std::uint64_t seen = reported_.load(std::memory_order_relaxed);
+  while (program > seen && !reported_.compare_exchange_weak(seen, program, std::memory_order_relaxed)) {}
+  return std::max(program, seen);
 }
 
 bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, void* context,
@@ -74,11 +95,14 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   signals_ = 0;
   ready_ = 0;
   ready_off_cpu_ = 0;
-  last_look_ns_ = clock_ns(CLOCK_MONOTONIC);
+  last_look_ns_ = monotonic_ns();
   in_flight_ = false;
   handler_lost_ns_ = 0;
   start_raw_ = now();
+  sent_raw_ = start_raw_;
+  reported_ = 0;
   profiler_since_ = settings.start_held ? start_raw_ : 0;
+  profiler_since_wall_ = monotonic_ns();
   // The first tick falls at a uniformly random point of the first period, not at its end: then
   // a run of T seconds expects exactly T/period ticks, where a fixed phase always drops the
   // last part period (10% of a 50 ms run at 100 Hz).
@@ -149,7 +173,7 @@ std::uint64_t SamplingTimer::stop() {
   signal_->release();
   observer_->close();  // the watcher is parked
   looks_->end();  // the watcher is parked
-  stopped_program_ns_ = program_at(profiler_since_.load() ? profiler_since_.load() : now());
+  stopped_program_ns_ = reported(program_at(profiler_since_.load() ? profiler_since_.load() : now()));
   // Ticks crossed but not handled yet, and those completed since: no handler runs now. Those
   // of a thread blocked until now are off-CPU (the wall clock's).
   const std::uint64_t ready = ready_.exchange(0), since = cross_ticks(stopped_program_ns_);
@@ -210,10 +234,10 @@ std::uint64_t SamplingTimer::cross_ticks(std::uint64_t program) {
 
 std::uint64_t SamplingTimer::program_ns() const {
   if (!running()) return stopped_program_ns_;
-  return clear_of_handlers([this] {
+  return reported(clear_of_handlers([this] {
     const std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
     return program_at(since ? since : now());
-  });
+  }));
 }
 
 void SamplingTimer::enter_profiler() {
@@ -225,13 +249,21 @@ void SamplingTimer::enter_profiler() {
     profiler_since_.store(now(), std::memory_order_relaxed);
     return true;
   });
+  profiler_since_wall_ = monotonic_ns();
 }
 
 std::uint64_t SamplingTimer::leave_profiler() {
   std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
   if (!since) return 0;
-  std::uint64_t t = now();
-  std::uint64_t spent = t > since ? t - since : 0;
+  std::uint64_t spent = kShortStretchNs + 1;
+  if (settings_.clock == TimerClock::Cpu) {
+    const std::uint64_t wall = monotonic_ns();
+    spent = wall > profiler_since_wall_ ? wall - profiler_since_wall_ : 0;
+  }
+  if (spent > kShortStretchNs) {
+    const std::uint64_t t = now();
+    spent = t > since ? t - since : 0;
+  }
   excluded_profiler_.fetch_add(spent, std::memory_order_relaxed);
   // A handler between now() and here sees the profiler's work still open and excludes nothing:
   // its time (one handler, in a window of two stores) stays program time.
@@ -244,19 +276,30 @@ std::uint64_t SamplingTimer::leave_profiler() {
 void SamplingTimer::on_signal() {
   if (!active_.load(std::memory_order_acquire)) return;
   signals_.fetch_add(1, std::memory_order_relaxed);
-  std::uint64_t raw = now();
+  const bool cpu = settings_.clock == TimerClock::Cpu;
+  const std::uint64_t began = monotonic_ns();
+  // On the CPU clock, the thread's clock as the watcher read it right before it sent this
+  // signal (the tick's time, microseconds ago), not a read of our own (kShortStretchNs).
+  const std::uint64_t raw = cpu ? sent_raw_.load(std::memory_order_relaxed) : began;
   std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
   // Taken before the flag is cleared: the watcher adds to them only while one is in flight or
   // before it sends the next.
   in_flight_.store(false, std::memory_order_release);
   const std::uint64_t ticks = ready_.exchange(0, std::memory_order_acq_rel);
   const std::uint64_t off_cpu = std::min(ticks, ready_off_cpu_.exchange(0, std::memory_order_acq_rel));
-  if (ticks) handler_(context_, ticks, off_cpu, program_at(since ? since : raw));
+  if (ticks) handler_(context_, ticks, off_cpu, reported(program_at(since ? since : raw)));
   // Inside the profiler's work the whole stretch is excluded by leave_profiler(): adding the
   // handler's time too would exclude it twice and move program time backwards.
   if (!since) {
-    std::uint64_t done = now();
-    excluded_handler_.fetch_add(done > raw ? done - raw : 0, std::memory_order_relaxed);
+    const std::uint64_t done = monotonic_ns();
+    std::uint64_t spent = done > began ? done - began : 0;
+    // Long (preempted, or a slow build): no more than the thread's clock ran since the
+    // watcher's reading, so program time cannot step back below the tick's.
+    if (cpu && spent > kShortStretchNs) {
+      const std::uint64_t t = now();
+      spent = std::min(spent, t > raw ? t - raw : 0);
+    }
+    excluded_handler_.fetch_add(spent, std::memory_order_relaxed);
   }
 }
 
@@ -272,6 +315,7 @@ SamplingTimer::SendResult SamplingTimer::send_signal() {
   // Last, and right before the signal: the thread runs now. The time between this look and
   // the signal's arrival is the only window in which a tick can meet a sleep.
   if (observer_->state(true) == ThreadObserver::State::Blocked) return SendResult::Blocked;
+  if (settings_.clock == TimerClock::Cpu) sent_raw_.store(observer_->cpu_at_last_look(), std::memory_order_relaxed);
   in_flight_.store(true, std::memory_order_release);
   if (!signal_->send(thread_tid_)) {
     in_flight_.store(false, std::memory_order_release);  // the queue is full, or the thread gone
@@ -322,7 +366,7 @@ std::uint64_t SamplingTimer::cross_at_wake(std::uint64_t* off_cpu) {
   // (the wall clock's only: on the CPU clock no tick falls due off it).
   std::uint64_t off = 0;
   if (crossed && settings_.clock == TimerClock::Wall) {
-    const std::uint64_t wall = clock_ns(CLOCK_MONOTONIC), cpu = clock_ns(thread_cpu_);
+    const std::uint64_t wall = monotonic_ns(), cpu = clock_ns(thread_cpu_);
     const std::uint64_t span = wall > last_look_ns_ ? wall - last_look_ns_ : 0;
     const std::uint64_t last = observer_->cpu_at_last_look();
     const std::uint64_t ran = cpu > last ? cpu - last : 0;
@@ -336,7 +380,7 @@ std::uint64_t SamplingTimer::cross_at_wake(std::uint64_t* off_cpu) {
   // whatever runs then (a LÖVE game at 10 kHz gave love.update 0.03-0.09 of the CPU samples
   // for 0.10-0.18). Woken now, the watcher aims at it. (A wake-up from here may bring the
   // watcher onto this CPU: woken late there, it moves; see watcher_scheduling.hpp.)
-  const std::uint64_t program = program_at(since ? since : now()), look = clock_ns(CLOCK_MONOTONIC);
+  const std::uint64_t program = program_at(since ? since : now()), look = monotonic_ns();
   if (next_tick_ > program && next_look_ns_ > look && next_tick_ - program < next_look_ns_ - look) wake_watcher();
   return ready + crossed;
 }
@@ -344,7 +388,7 @@ std::uint64_t SamplingTimer::cross_at_wake(std::uint64_t* off_cpu) {
 // The watcher: one check per tick's time. Ticks are counted here; a handler takes them.
 std::uint64_t SamplingTimer::check_ticks() {
   std::uint64_t raw = now();
-  last_look_ns_ = settings_.clock == TimerClock::Wall ? raw : clock_ns(CLOCK_MONOTONIC);
+  last_look_ns_ = settings_.clock == TimerClock::Wall ? raw : monotonic_ns();
   // Inside the profiler's own work, program time stopped when that work began.
   std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
   std::uint64_t program = program_at(since ? since : raw);
@@ -356,7 +400,10 @@ std::uint64_t SamplingTimer::check_ticks() {
   } else {
     const bool wall = settings_.clock == TimerClock::Wall;
     // (On the CPU clock `raw` is the thread's clock, read just now: the observer's first read.)
-    const bool runs = observer_->state(false, wall ? 0 : raw) != ThreadObserver::State::Blocked;
+    // With ticks to send, a clock that moved is enough: send_signal() looks closely (two reads
+    // back to back) right before the signal, and a thread blocked by then gets none.
+    const bool sending = (ticks || ready_.load(std::memory_order_acquire)) && !in_flight_.load(std::memory_order_acquire);
+    const bool runs = observer_->state(false, wall ? 0 : raw, sending) != ThreadObserver::State::Blocked;
     if (ticks) {
       // Ticks due while the thread is blocked wait for it, counted as off-CPU on the wall
       // clock; a signal now would cut its sleep or restart its read. (On the CPU clock they
@@ -373,7 +420,12 @@ std::uint64_t SamplingTimer::check_ticks() {
       // the ticks this look crossed fell due now, while it is off the CPU; counted as on it,
       // they went with the first sample after the wake to whatever runs then.
       if (sent == SendResult::Blocked && ticks && wall) ready_off_cpu_.fetch_add(ticks, std::memory_order_relaxed);
-      if (sent == SendResult::Blocked) return look_at_blocked(program, true);
+      if (sent == SendResult::Blocked) {
+        // As for a thread found blocked above: its ticks go to the stack it blocked in.
+        looks_->saw(false, last_look_ns_);
+        if (settings_.on_blocked && hand_over_blocked(program)) return look_at_blocked(program, false);
+        return look_at_blocked(program, true);
+      }
       if (sent == SendResult::NotSent) return looks_->pace();  // the handler is not ours, or the queue full
     }
     // Waiting ticks of a blocked thread: look again soon, so that they reach the stack it
@@ -428,11 +480,11 @@ void SamplingTimer::watch() {
         delay = next_tick_ > program ? next_tick_ - program : 0;
         continue;
       }
-      const std::uint64_t due = clock_ns(CLOCK_MONOTONIC) + delay;
+      const std::uint64_t due = monotonic_ns() + delay;
       next_look_ns_ = due;
       looks_->sleep(lock, thread_wake_, delay);  // stop() and set_period() end it
       if (!active_.load(std::memory_order_acquire) || paused_) continue;
-      if (clock_ns(CLOCK_MONOTONIC) > due + WatcherScheduling::kLateWakeNs) scheduling.woke_late(observer_->processor());
+      if (monotonic_ns() > due + WatcherScheduling::kLateWakeNs) scheduling.woke_late(observer_->processor());
       if (settings_.on_thread) signals_.fetch_add(1, std::memory_order_relaxed);
       delay = check_ticks();
     }

@@ -24,7 +24,9 @@ class ThreadObserver {
   // Its state now. A clock still since the last call is taken as blocked at once on three
   // calls of four, unless `look_closely` asks /proc every time (before a signal). `cpu_now`:
   // the thread's CPU clock read by the caller just before (a system call saved), or 0.
-  State state(bool look_closely, std::uint64_t cpu_now = 0);
+  // `moved_is_enough`: a clock that moved since the last call is Running without the second
+  // read, for a caller that looks closely before it acts on it.
+  State state(bool look_closely, std::uint64_t cpu_now = 0, bool moved_is_enough = false);
   // The CPU the thread is on, or last ran on; -1 when /proc cannot say.
   int processor() const;
   // Its CPU clock at the last state() (the watcher's, under its lock).
