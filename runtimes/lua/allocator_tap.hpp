@@ -63,7 +63,12 @@ class AllocatorTap {
   // must take the arm back before anything writes to it again (LuaSampler::armed_thread_freed).
   static constexpr std::uintptr_t kNoArmedBlock = 1;  // no block's address, and not null
   std::atomic<std::uintptr_t>& armed_block() { return armed_block_; }
-  void set_mode(Mode mode) { mode_ = mode; }
+  // `stacks_move_in_place`: this Lua grows a stack with realloc in place (5.4.0-5.4.2), which
+  // a run must see of every resized block.
+  void set_mode(Mode mode, bool stacks_move_in_place = false) {
+    mode_ = mode;
+    stacks_move_in_place_ = stacks_move_in_place;
+  }
   // The sampler is going: the tap forwards (and routes the arena's blocks) until it is taken
   // back or the state ends.
   void orphan();
@@ -101,6 +106,7 @@ class AllocatorTap {
 
   friend struct HostAllocator;
   Mode mode_ = Mode::Idle;
+  bool stacks_move_in_place_ = false;
   LuaSampler* sampler_ = nullptr;                 // null once orphaned
   std::atomic<bool> own_work_{false};
   std::atomic<std::uintptr_t> armed_block_{kNoArmedBlock};

@@ -27,7 +27,8 @@ void LuaSampler::install_space_hooks(lua_State* L) {
   // (A served run that keeps its heap samples allocations: the engine set their interval.)
   tap_->set_mode(engine_.settings().alloc_bytes ? AllocatorTap::Mode::Watch
                  : counting_                    ? AllocatorTap::Mode::Functions
-                                                : AllocatorTap::Mode::Guard);
+                                                : AllocatorTap::Mode::Guard,
+                 stack_moves_in_place());
   if (engine_.needs_gc_cycles()) {
     add_own(gc_sentinel_finalizer);
     new_gc_sentinel(L);
