@@ -63,7 +63,7 @@ class AllocatorTap {
   // must take the arm back before anything writes to it again (LuaSampler::armed_thread_freed).
   static constexpr std::uintptr_t kNoArmedBlock = 1;  // no block's address, and not null
   std::atomic<std::uintptr_t>& armed_block() { return armed_block_; }
-  // `stacks_move_in_place`: this Lua grows a stack with realloc in place (5.4.0-5.4.2), which
+  // `stacks_move_in_place`: this Lua grows a stack with realloc in place (5.2 to 5.4.2), which
   // a run must see of every resized block.
   void set_mode(Mode mode, bool stacks_move_in_place = false) {
     mode_ = mode;
