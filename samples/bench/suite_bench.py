@@ -8,8 +8,8 @@ JIT on) plain, with a second thread that never runs ("thread": what any thread c
 malloc locks its arenas once a process has one), under the bare signal at 1 and 10 kHz
 (build/lib/libscriptprof_signal_floor.so, LD_PRELOAD: a thread signals the main thread, whose
 handler does nothing), with the profiler
-module sampling at 1 Hz, 1 kHz and 10 kHz, and (Lua 5.4) under an empty C call hook and
-counting calls. Rounds are interleaved; a cell is the median of the rounds' ratios of CPU
+module sampling at 1 Hz, 1 kHz and 10 kHz, the launcher (build/bin/luaprof, luajitprof) at 1 Hz,
+and (Lua 5.4) under an empty C call hook and counting calls. Rounds are interleaved; a cell is the median of the rounds' ratios of CPU
 seconds (the whole process: the timer's thread included) to the same round's plain run, with
 their spread. The verdicts are the overhead issue's goals: a goal is met when the median
 meets it and the spread does not cross it ("unclear" when only the spread crosses it).
@@ -72,10 +72,12 @@ def main():
     runtimes = [("Lua 5.4", "lua5.4", os.path.join(build, "lib", "?.so"), 0)]
     if os.path.exists(os.path.join(build, "lib", "luajit", "profiler.so")):
         runtimes.append(("LuaJIT", "luajit", os.path.join(build, "lib", "luajit", "?.so"), 1))
+    launchers = [os.path.join(build, "bin", name) for name in ("luaprof", "luajitprof")]
     print(f"== program suite: CPU seconds against the plain run, median of {rounds} interleaved "
           f"round{'s' if rounds > 1 else ''} [spread]")
     for name, interpreter, cpath, which in runtimes:
-        configs = config_table(floor_lib, counting=(which == 0))
+        launcher = launchers[which] if os.path.exists(launchers[which]) else None
+        configs = config_table(floor_lib, counting=(which == 0), launcher=launcher)
         programs = {p: a[which] for p, a in (QUICK if quick else PROGRAMS).items() if p in chosen}
         ratios = measure(interpreter, cpath, programs, configs, rounds, lambda p: os.path.join(HERE, "programs", p + ".lua"))
         print_table(name, programs, configs, ratios)
@@ -84,14 +86,19 @@ def main():
             compare_public(name, interpreter, cpath, which, public, ratios, rounds, quick)
 
 
-def config_table(floor_lib, counting):
-    """(label, extra arguments before the script, extra environment)."""
+def config_table(floor_lib, counting, launcher):
+    """(label, extra arguments before the script, extra environment[, the command instead of the
+    interpreter])."""
     start = "require('profiler').start_profiler{%s}"
     configs = [
         ("plain", [], {}),
         ("thread", [], {"LD_PRELOAD": floor_lib, "SCRIPTPROF_FLOOR_HZ": "0"}),
         ("signal 1k", [], {"LD_PRELOAD": floor_lib, "SCRIPTPROF_FLOOR_HZ": "1000"}),
         ("1 Hz", ["-e", start % "hz = 1"], {}),
+    ]
+    if launcher:  # luaprof or luajitprof sampling at 1 Hz: what the launcher adds to the module
+        configs.append(("launcher 1 Hz", ["--hz", "1"], {}, launcher))
+    configs += [
         ("1 kHz", ["-e", start % "hz = 1000"], {}),
         ("signal 10k", [], {"LD_PRELOAD": floor_lib, "SCRIPTPROF_FLOOR_HZ": "10000"}),
         ("10 kHz", ["-e", start % "hz = 10000"], {}),
@@ -115,13 +122,14 @@ def cpu_seconds(command, env):
 
 def measure(interpreter, cpath, programs, configs, rounds, path_of):
     """{program: {label: [ratio per round]}}, rounds interleaved over every configuration."""
-    out = {p: {label: [] for label, _, _ in configs} for p in programs}
+    out = {p: {c[0]: [] for c in configs} for p in programs}
     for _ in range(rounds):
         for program, argument in programs.items():
             plain = None
-            for label, extra, env_extra in configs:
+            for label, extra, env_extra, *command in configs:
                 env = dict(os.environ, LUA_CPATH=cpath + ";;", **env_extra)
-                t = cpu_seconds([interpreter] + extra + [path_of(program), str(argument)], env)
+                t = cpu_seconds(command[:1] + extra + [path_of(program), str(argument)] if command else
+                                [interpreter] + extra + [path_of(program), str(argument)], env)
                 plain = t if label == "plain" else plain
                 out[program][label].append(t if label == "plain" else t / max(plain, 1e-3))
     return out
@@ -132,7 +140,7 @@ def cell(values):
 
 
 def print_table(name, programs, configs, ratios):
-    labels = [label for label, _, _ in configs]
+    labels = [c[0] for c in configs]
     print(f"\n{name}: " + ", ".join(f"{p} {a}" for p, a in programs.items()))
     print(f"{'program':<11} {'plain s':>7} " + " ".join(f"{label:>18}" for label in labels[1:]))
     for program, by in ratios.items():
@@ -167,6 +175,13 @@ def print_verdicts(name, ratios, counting):
                  f"{verdict(per[idle]['1 Hz'], ratios[idle]['1 Hz'], 1.01)}; a second thread alone costs "
                  f"{idle} {per[idle]['thread']:.3f} (worst {max(per[p]['thread'] for p in per):.3f}): the timer's "
                  f"thread pays it at any rate")
+    if "launcher 1 Hz" in next(iter(ratios.values())):
+        # The goal's launchers (run as fast as the interpreter with profiling off): the launcher
+        # sampling at 1 Hz against the interpreter with the module sampling at 1 Hz, same round.
+        own = {p: [a / b for a, b in zip(ratios[p]["launcher 1 Hz"], ratios[p]["1 Hz"])] for p in ratios}
+        wl = max(own, key=lambda p: statistics.median(own[p]))
+        lines.append(f"launcher / module, both at 1 Hz, worst {wl} {statistics.median(own[wl]):.3f} (goal <= 1.01): "
+                     f"{verdict(statistics.median(own[wl]), own[wl], 1.01)}")
     if counting:
         calls = {p: [a / b for a, b in zip(ratios[p]["calls"], ratios[p]["bare hook"])] for p in ratios}
         wc = max(calls, key=lambda p: statistics.median(calls[p]))
