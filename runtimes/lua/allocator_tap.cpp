@@ -158,11 +158,12 @@ void* AllocatorTap::allocate(void* ud, void* ptr, std::size_t osize, std::size_t
   // (not the arena's; no thread armed, whose stack Lua may grow for our hook; no stack moving in
   // place), outside our work, no stack to guard. A new block needs none of the others' compares.
   // (Binary trees resize a table's array at each node: out of line, that was 1.2% of the run.)
-  const std::uintptr_t armed = t->armed_block_.load(std::memory_order_relaxed);
-  const bool program_block =
-      !ptr || (!t->arena_.owns(ptr) &&
-               (nsize == 0 ? ptr != t->last_block_ && reinterpret_cast<std::uintptr_t>(ptr) != armed
-                           : armed == kNoArmedBlock && !t->stacks_move_in_place_ && t->mode_ < Mode::Watch));
+  bool program_block = !ptr;
+  if (ptr && !t->arena_.owns(ptr)) {  // the armed thread's block is read for these only
+    const std::uintptr_t armed = t->armed_block_.load(std::memory_order_relaxed);
+    program_block = nsize == 0 ? ptr != t->last_block_ && reinterpret_cast<std::uintptr_t>(ptr) != armed
+                               : armed == kNoArmedBlock && !t->stacks_move_in_place_ && t->mode_ < Mode::Watch;
+  }
   if (program_block && nsize < kStackBlockNearLimit && !t->own_work_.load(std::memory_order_relaxed)) {
     if (t->mode_ < Mode::Functions || (t->mode_ == Mode::Functions && (ptr || !function_object(osize))))
       return Allocator::call(t, ptr, osize, nsize);
