@@ -255,12 +255,11 @@ void SamplingTimer::enter_profiler() {
 std::uint64_t SamplingTimer::leave_profiler() {
   std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
   if (!since) return 0;
-  std::uint64_t spent = kShortStretchNs + 1;
-  if (settings_.clock == TimerClock::Cpu) {
-    const std::uint64_t wall = monotonic_ns();
-    spent = wall > profiler_since_wall_ ? wall - profiler_since_wall_ : 0;
-  }
-  if (spent > kShortStretchNs) {
+  const bool cpu = settings_.clock == TimerClock::Cpu;
+  // (On the wall clock `since` is a monotonic reading already, and exact at any length.)
+  const std::uint64_t wall = monotonic_ns(), from = cpu ? profiler_since_wall_ : since;
+  std::uint64_t spent = wall > from ? wall - from : 0;
+  if (cpu && spent > kShortStretchNs) {
     const std::uint64_t t = now();
     spent = t > since ? t - since : 0;
   }
