@@ -9,9 +9,9 @@ malloc locks its arenas once a process has one), under the bare signal at 1 and 
 (build/lib/libscriptprof_signal_floor.so, LD_PRELOAD: a thread signals the main thread, whose
 handler does nothing), with the profiler
 module sampling at 1 Hz, 1 kHz and 10 kHz, the launcher (build/bin/luaprof, luajitprof) at 1 Hz,
-and (Lua 5.4) under an empty C call hook and counting calls. Rounds are interleaved; a cell is the median of the rounds' ratios of CPU
-seconds (the whole process: the timer's thread included) to the same round's plain run, with
-their spread. The verdicts are the overhead issue's goals: a goal is met when the median
+and (Lua 5.4) under an empty C call hook and counting calls. Rounds are interleaved; a cell is
+the median of the rounds' ratios of CPU seconds (the whole process: the timer's thread
+included) to the same round's plain run, with their spread. The verdicts are the overhead issue's goals: a goal is met when the median
 meets it and the spread does not cross it ("unclear" when only the spread crosses it).
 --public DIR runs the public programs of the same kinds (../shared/bench-programs) at 1 Hz and
 1 kHz beside ours, to check that ours cost what theirs do (within 3 points).
@@ -128,8 +128,7 @@ def measure(interpreter, cpath, programs, configs, rounds, path_of):
             plain = None
             for label, extra, env_extra, *command in configs:
                 env = dict(os.environ, LUA_CPATH=cpath + ";;", **env_extra)
-                t = cpu_seconds(command[:1] + extra + [path_of(program), str(argument)] if command else
-                                [interpreter] + extra + [path_of(program), str(argument)], env)
+                t = cpu_seconds((command or [interpreter]) + extra + [path_of(program), str(argument)], env)
                 plain = t if label == "plain" else plain
                 out[program][label].append(t if label == "plain" else t / max(plain, 1e-3))
     return out
@@ -153,6 +152,14 @@ def verdict(median, spread, goal):
     return "met" if max(spread) <= goal else "unclear"
 
 
+def worst_by_round(ratios, first, second, combine):
+    """Each round's combine(first cell, second cell) for the program whose median of them is
+    worst (highest): (program, the rounds' values)."""
+    by = {p: [combine(a, b) for a, b in zip(ratios[p][first], ratios[p][second])] for p in ratios}
+    worst = max(by, key=lambda p: statistics.median(by[p]))
+    return worst, by[worst]
+
+
 def print_verdicts(name, ratios, counting):
     lines = []
     per = {p: {l: statistics.median(v) for l, v in by.items()} for p, by in ratios.items()}
@@ -165,11 +172,10 @@ def print_verdicts(name, ratios, counting):
     worst = max(per, key=lambda p: per[p]["1 kHz"])
     lines.append(f"1 kHz worst {worst} {per[worst]['1 kHz']:.3f} (goal <= 1.08): "
                  f"{verdict(per[worst]['1 kHz'], ratios[worst]['1 kHz'], 1.08)}")
-    over = {p: [a - b for a, b in zip(ratios[p]["10 kHz"], ratios[p]["signal 10k"])] for p in ratios}
-    worst10 = max(over, key=lambda p: statistics.median(over[p]))
-    m10 = statistics.median(over[worst10])
+    worst10, over = worst_by_round(ratios, "10 kHz", "signal 10k", lambda a, b: a - b)
+    m10 = statistics.median(over)
     lines.append(f"10 kHz over the bare signal, worst {worst10} {100 * m10:+.1f} points (goal <= +10): "
-                 f"{verdict(m10, over[worst10], 0.10)}")
+                 f"{verdict(m10, over, 0.10)}")
     idle = max(per, key=lambda p: per[p]["1 Hz"])
     lines.append(f"idle (1 Hz), worst {idle} {per[idle]['1 Hz']:.3f} (goal <= 1.01): "
                  f"{verdict(per[idle]['1 Hz'], ratios[idle]['1 Hz'], 1.01)}; a second thread alone costs "
@@ -178,20 +184,17 @@ def print_verdicts(name, ratios, counting):
     if "launcher 1 Hz" in next(iter(ratios.values())):
         # The goal's launchers (run as fast as the interpreter with profiling off): the launcher
         # sampling at 1 Hz against the interpreter with the module sampling at 1 Hz, same round.
-        own = {p: [a / b for a, b in zip(ratios[p]["launcher 1 Hz"], ratios[p]["1 Hz"])] for p in ratios}
-        wl = max(own, key=lambda p: statistics.median(own[p]))
-        lines.append(f"launcher / module, both at 1 Hz, worst {wl} {statistics.median(own[wl]):.3f} (goal <= 1.01): "
-                     f"{verdict(statistics.median(own[wl]), own[wl], 1.01)}")
+        wl, own = worst_by_round(ratios, "launcher 1 Hz", "1 Hz", lambda a, b: a / b)
+        lines.append(f"launcher / module, both at 1 Hz, worst {wl} {statistics.median(own):.3f} (goal <= 1.01): "
+                     f"{verdict(statistics.median(own), own, 1.01)}")
     if counting:
-        calls = {p: [a / b for a, b in zip(ratios[p]["calls"], ratios[p]["bare hook"])] for p in ratios}
-        wc = max(calls, key=lambda p: statistics.median(calls[p]))
-        lines.append(f"call counting / bare call hook, worst {wc} {statistics.median(calls[wc]):.3f} (goal <= 1.15): "
-                     f"{verdict(statistics.median(calls[wc]), calls[wc], 1.15)}")
+        wc, calls = worst_by_round(ratios, "calls", "bare hook", lambda a, b: a / b)
+        lines.append(f"call counting / bare call hook, worst {wc} {statistics.median(calls):.3f} (goal <= 1.15): "
+                     f"{verdict(statistics.median(calls), calls, 1.15)}")
     else:
-        near = {p: [a - b for a, b in zip(ratios[p]["1 kHz"], ratios[p]["signal 1k"])] for p in ratios}
-        wn = max(near, key=lambda p: statistics.median(near[p]))
-        lines.append(f"1 kHz over the bare signal, worst {wn} {100 * statistics.median(near[wn]):+.1f} points "
-                     f"(goal <= +0.5): {verdict(statistics.median(near[wn]), near[wn], 0.005)}")
+        wn, near = worst_by_round(ratios, "1 kHz", "signal 1k", lambda a, b: a - b)
+        lines.append(f"1 kHz over the bare signal, worst {wn} {100 * statistics.median(near):+.1f} points "
+                     f"(goal <= +0.5): {verdict(statistics.median(near), near, 0.005)}")
     print(f"{name} goals:")
     for line in lines:
         print("  " + line)
