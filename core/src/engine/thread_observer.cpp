@@ -60,11 +60,12 @@ const char* ThreadObserver::read_stat(char* buf, std::size_t size) const {
 // it is on one or waiting for one. A clock still at the last call's reading says it was off the
 // CPU all along: blocked, or (on a busy machine) waiting for a CPU, which /proc tells apart.
 ThreadObserver::State ThreadObserver::state(bool look_closely, std::uint64_t cpu_now, bool moved_is_enough) {
+  // The kernel's word alone, read last: the nearer the signal, the shorter the window in which
+  // the thread can block. (Running or waiting for a CPU: either takes a signal at once.)
+  if (look_closely && syscall_fd_ >= 0) return kernel_says_running() ? State::Running : State::Blocked;
   const std::uint64_t a = cpu_now ? cpu_now : clock_ns(cpu_clock_);
   const bool moved = a != last_cpu_;
   last_cpu_ = a;
-  // Read last: the nearer the signal, the shorter the window in which the thread can block.
-  if (look_closely && syscall_fd_ >= 0) return !kernel_says_running() ? State::Blocked : moved ? State::Running : State::Ready;
   if (moved && (moved_is_enough || clock_ns(cpu_clock_) != a)) return State::Running;
   if (!moved && !look_closely && ++quiet_checks_ % 4 != 0) return State::Blocked;  // one read: cheap to poll
   if (stat_fd_ < 0) return moved ? State::Ready : State::Blocked;

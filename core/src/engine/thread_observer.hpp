@@ -25,14 +25,15 @@ class ThreadObserver {
   void close();
   // Its state now. A clock still since the last call is taken as blocked at once on three
   // calls of four, unless `look_closely` asks /proc every time (before a signal: then the
-  // kernel's task state decides where /proc gives it, a thread entering a sleep is Blocked). `cpu_now`:
+  // kernel's task state alone decides where /proc gives it, and the clock is not read; a
+  // thread entering a sleep is Blocked). `cpu_now`:
   // the thread's CPU clock read by the caller just before (a system call saved), or 0.
   // `moved_is_enough`: a clock that moved since the last call is Running without the second
   // read, for a caller that looks closely before it acts on it.
   State state(bool look_closely, std::uint64_t cpu_now = 0, bool moved_is_enough = false);
   // The CPU the thread is on, or last ran on; -1 when /proc cannot say.
   int processor() const;
-  // Its CPU clock at the last state() (the watcher's, under its lock).
+  // Its CPU clock as the last state() that read it saw it (the watcher's, under its lock).
   std::uint64_t cpu_at_last_look() const { return last_cpu_; }
 
  private:
