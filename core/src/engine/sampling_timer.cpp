@@ -399,8 +399,8 @@ std::uint64_t SamplingTimer::check_ticks() {
   } else {
     const bool wall = settings_.clock == TimerClock::Wall;
     // (On the CPU clock `raw` is the thread's clock, read just now: the observer's first read.)
-    // With ticks to send, a clock that moved is enough: send_signal() looks closely (two reads
-    // back to back) right before the signal, and a thread blocked by then gets none.
+    // With ticks to send, a clock that moved is enough: send_signal() looks closely (the
+    // kernel's task state) right before the signal, and a thread blocked by then gets none.
     const bool sending = (ticks || ready_.load(std::memory_order_acquire)) && !in_flight_.load(std::memory_order_acquire);
     const bool runs = observer_->state(false, wall ? 0 : raw, sending) != ThreadObserver::State::Blocked;
     if (ticks) {
