@@ -10,6 +10,17 @@ function H.check(cond, fmt, ...)
   return cond
 end
 
+-- The last run's health in one line, for a failing share's message: whether ticks were lost,
+-- merged or moved off the CPU in that run tells a sampling fault from a run that went otherwise.
+function H.health_line(profiler)
+  local parts = {}
+  for k, v in pairs(profiler.health()) do
+    if type(v) ~= "table" then parts[#parts + 1] = k .. "=" .. tostring(v) end
+  end
+  table.sort(parts)
+  return table.concat(parts, " ")
+end
+
 -- Ends the script: exit status 1 if any check failed.
 function H.done()
   print(string.format("%d checks, %d failed", H.checks, H.failures))

@@ -15,7 +15,8 @@ local total = h and l and h.self + l.self or 0
 H.check(total >= 50, "%s: heavy and light sampled (%d samples)", _VERSION, total)
 if total > 0 then
   local share = h.self / total
-  H.check(share > 0.6 and share < 0.9, "%s: heavy's share %.2f of heavy and light (3:1 work)", _VERSION, share)
+  H.check(share > 0.6 and share < 0.9, "%s: heavy's share %.2f of heavy and light (3:1 work): %d and %d samples; %s",
+          _VERSION, share, h.self, l.self, H.health_line(profiler))
 end
 H.check_invariants(profiler, _VERSION)
 
