@@ -40,7 +40,8 @@ void ThreadObserver::close() {
 // sleep sets its state before the slow part of the way out (nanosleep arms its timer, a few us
 // in these virtual machines, its CPU clock moving all along): a clock that moves says nothing
 // there, and a signal sent then cuts the sleep. A thread found marked asleep but not yet off
-// its CPU is waited for by the kernel (microseconds), or read as running if it woke meanwhile.
+// its CPU is waited for by the kernel (microseconds; a scheduler tick if it was preempted in
+// that state), or read as running if it woke meanwhile.
 bool ThreadObserver::kernel_says_running() const {
   char buf[16];
   const ssize_t n = pread(syscall_fd_, buf, sizeof buf, 0);
