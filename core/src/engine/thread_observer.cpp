@@ -11,15 +11,21 @@
 
 namespace scriptprof {
 
+namespace {
+// One of thread `tid`'s files in /proc, opened for reading; -1 where there is none.
+int open_task_file(pid_t tid, const char* name) {
+  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/" + name;
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+}
+}  // namespace
+
 void ThreadObserver::open(pid_t tid, clockid_t cpu_clock) {
   close();
   cpu_clock_ = cpu_clock;
   last_cpu_ = 0;
   quiet_checks_ = 0;
-  const std::string stat = "/proc/self/task/" + std::to_string(tid) + "/stat";
-  stat_fd_ = ::open(stat.c_str(), O_RDONLY | O_CLOEXEC);  // -1: the CPU clock alone decides
-  const std::string syscall = "/proc/self/task/" + std::to_string(tid) + "/syscall";
-  syscall_fd_ = ::open(syscall.c_str(), O_RDONLY | O_CLOEXEC);
+  stat_fd_ = open_task_file(tid, "stat");  // -1: the CPU clock alone decides
+  syscall_fd_ = open_task_file(tid, "syscall");
   char buf[128];
   // Kernels without it, or that refuse it (it needs ptrace access): the clock's two reads.
   if (syscall_fd_ >= 0 && pread(syscall_fd_, buf, sizeof buf, 0) <= 0) {
