@@ -146,9 +146,13 @@ int main(int argc, char** argv) {
                        Delivery{scriptprof::TimerClock::Wall, false}}) {
       const auto clock = d.clock;
       std::string delivery;
+      // The polled row sets the switch for its run only: a value the caller gave is put back.
+      const char* given = std::getenv("SCRIPTPROF_TASK_CLOCK");
+      const std::string before = given ? given : "";
       if (d.polled) setenv("SCRIPTPROF_TASK_CLOCK", "off", 1);
       const int cut = interrupted_sleeps(clock, system_calls, &delivery);
-      if (d.polled) unsetenv("SCRIPTPROF_TASK_CLOCK");
+      if (d.polled && given) setenv("SCRIPTPROF_TASK_CLOCK", before.c_str(), 1);
+      else if (d.polled) unsetenv("SCRIPTPROF_TASK_CLOCK");
       if (cut < 0) return 1;
       std::printf("%-10s %-17s %4d of 1000 %-15s %s\n", clock == scriptprof::TimerClock::Cpu ? "cpu clock" : "wall clock",
                   system_calls ? "work: syscalls" : "work: user code", cut,
