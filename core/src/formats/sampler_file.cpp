@@ -100,6 +100,7 @@ bool write_sampler(const Profile& p, std::string* result, std::string* error, co
     symbol_entry(out, id, field_text(p.functions.label(f)), lib);
   }
   out += "@end\n";
+  out.reserve(out.size() + bytes + 16 * threads.size() + 5);  // the lines counted above, at once
   auto line = [&](NodeId leaf, NodeId root) {
     std::vector<std::uint32_t> frames;
     for (NodeId n = leaf; n != root && frames.size() < kMaxFrames; n = p.tree.node(n).parent)
@@ -139,7 +140,8 @@ bool write_sampler(const Profile& p, std::string* result, std::string* error, co
       }
     }
   }
-  *result = out + "@end\n";
+  out += "@end\n";
+  *result = std::move(out);
   return true;
 }
 
@@ -194,6 +196,7 @@ bool read_sampler(std::string_view b, Profile* out, std::string* error, std::vec
                                                           : 10e6;
   std::map<std::uint32_t, FunctionId> ids;
   std::vector<FunctionId> frames;
+  std::string_view last_ids;
   while (!expect("@end\n")) {
     if (!expect("@threadV1.0\t") || pos + 5 > b.size() || b[pos + 4] != '\n') return fail("expected \"@threadV1.0\" TAB hex4 LF or the final \"@end\"");
     std::uint32_t thread = 0;
@@ -211,21 +214,29 @@ bool read_sampler(std::string_view b, Profile* out, std::string* error, std::vec
       std::uint32_t k1 = 0, k0 = 0, k1b = 0, n = 0;
       if (!u32(&k1) || !u32(&k0) || !u32(&k1b) || !u32(&n)) return fail("truncated sample");
       if (static_cast<std::uint64_t>(n) * 4 + 1 > b.size() - pos) return fail("a sample claims " + std::to_string(n) + " frames, more than the file holds");
-      frames.assign(n, 0);
-      for (std::uint32_t i = 0; i < n; ++i) {
-        std::uint32_t id = 0;
-        u32(&id);  // in bounds: checked against n above
-        auto s = symbols.find(id);
-        if (s == symbols.end()) return fail("frame id " + std::to_string(id) + " is not in the symbol table");
-        auto it = ids.find(id);
-        if (it == ids.end()) {
-          FunctionInfo info;
-          info.name = s->second.first;
-          info.kind = FunctionKind::Named;
-          if (s->second.second != "[C]") info.file = s->second.second;
-          it = ids.emplace(id, out->add_function(std::move(info))).first;
+      // A line per tick repeats a stack as often as it was sampled: the same bytes as the line
+      // before are the same frames, without a lookup per frame.
+      const std::string_view ids_bytes = b.substr(pos, std::size_t{n} * 4);
+      if (ids_bytes == last_ids && !frames.empty()) {
+        pos += ids_bytes.size();
+      } else {
+        last_ids = ids_bytes;
+        frames.assign(n, 0);
+        for (std::uint32_t i = 0; i < n; ++i) {
+          std::uint32_t id = 0;
+          u32(&id);  // in bounds: checked against n above
+          auto s = symbols.find(id);
+          if (s == symbols.end()) return fail("frame id " + std::to_string(id) + " is not in the symbol table");
+          auto it = ids.find(id);
+          if (it == ids.end()) {
+            FunctionInfo info;
+            info.name = s->second.first;
+            info.kind = FunctionKind::Named;
+            if (s->second.second != "[C]") info.file = s->second.second;
+            it = ids.emplace(id, out->add_function(std::move(info))).first;
+          }
+          frames[n - 1 - i] = it->second;  // the file is leaf first
         }
-        frames[n - 1 - i] = it->second;  // the file is leaf first
       }
       if (!expect("\n")) return fail("a sample must end with LF");
       out->add_sample(thread, static_cast<std::uint64_t>(static_cast<double>(tick++) * tick_ns), 1, frames.data(),
