@@ -310,6 +310,26 @@ TEST_CASE("fuzzer regression - readers refuse sums that would wrap around") {
   CHECK(error == "line 4: counts add up to more than 2^62");
 }
 
+TEST_CASE("speedscope weights come back as samples when no time per sample was measured") {
+  // Found by fuzz_roundtrip: a tree that says total_seconds=0 was written a period a sample
+  // and read back a weight a sample.
+  for (double total : {0.0, 1e-15, 0.25}) {
+    Profile p;
+    FunctionId f = p.add_function({"f", "x.lua", 1, 1, FunctionKind::Named});
+    FunctionId g = p.add_function({"g", "x.lua", 2, 2, FunctionKind::Named});
+    p.add_sample(0, 0, 5, &f, 1);
+    p.add_sample(0, 0, 5, &g, 1);  // equal weights: their divisor is no period
+    p.period_ns = 2001;
+    p.total_seconds = total;
+    Profile back;
+    std::string error;
+    REQUIRE(read_speedscope(write_speedscope(p), &back, &error));
+    INFO("total_seconds " << total);
+    CHECK(back.sample_weight() == 10);
+    CHECK(test::difference(p, back, false, false) == "");
+  }
+}
+
 TEST_CASE("speedscope evented output of the worked example matches the vector (FORMATS 8.4)") {
   auto e = named_example();
   std::string text, error;

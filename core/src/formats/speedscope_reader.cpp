@@ -215,9 +215,10 @@ bool read_speedscope(std::string_view text, Profile* out, std::string* error, st
       out->clock = ClockKind::Alloc;
       if (scale.found && scale.period_ns > 0) apply_time_scale(scale, out, scale.period_ns);
       else out->period_ns = period > 0 ? period : 1;
-    } else if (scale.found && scale.period_ns > 0 && scale.samples > 0 && scale.total_seconds > 0) {
-      // Ours: the weights are samples times the measured time of one; give the samples back.
-      double per_sample_ns = scale.total_seconds * 1e9 / static_cast<double>(scale.samples);
+    } else if (scale.found && scale.period_ns > 0 && scale.samples > 0) {
+      // Ours: the weights are samples times the time of one as its writer took it; give the
+      // samples back.
+      const double per_sample_ns = written_sample_ns(scale.total_seconds, scale.samples, scale.period_ns);
       for (const Raw& r : raw) {
         auto w = static_cast<std::uint64_t>(std::llround(r.ns / per_sample_ns));
         if (w > 0) out->add_sample(r.thread, at(r), w, stacks.data() + r.first, r.n);

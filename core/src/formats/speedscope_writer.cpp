@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdint>
 
-#include "scriptprof/call_stats.hpp"
 #include "scriptprof/interchange_formats.hpp"
 #include "json_text.hpp"
 #include "scriptprof/timeline.hpp"
@@ -42,8 +41,7 @@ std::string write_speedscope(const Profile& p, const SpeedscopeOptions& o) {
   // profile's weights are bytes and stay so. Weights are whole nanoseconds, written as
   // milliseconds with at most 6 decimals: no float noise, and the sum is exact.
   const bool bytes = p.clock == ClockKind::Alloc;
-  double spp = seconds_per_sample(p);
-  double ns = bytes ? 1.0 : spp > 0 ? spp * 1e9 : static_cast<double>(p.period_ns);
+  const double ns = bytes ? 1.0 : written_sample_ns(p.total_seconds, p.sample_weight(), p.period_ns);
   const double unit = bytes ? 1.0 : 1e6;  // nanoseconds per unit written
   std::string name = p.name.empty() ? "scriptprof" : p.name;
   // Without full stacks the samples are the call tree's stacks, one each: speedscope's

@@ -51,6 +51,11 @@ std::string without_order_note(const std::string& name) {
   return name;
 }
 
+double written_sample_ns(double total_seconds, std::uint64_t samples, std::uint64_t period_ns) {
+  const double measured = samples > 0 && total_seconds > 0 ? total_seconds * 1e9 / static_cast<double>(samples) : 0;
+  return measured >= 1 ? measured : static_cast<double>(period_ns);
+}
+
 TimeScale parse_time_scale(std::string_view s) {
   TimeScale t;
   constexpr std::string_view kTag = "scriptprof ";

@@ -40,6 +40,11 @@ struct TimeScale {
 };
 TimeScale parse_time_scale(std::string_view text);
 
+// The whole nanoseconds a sample stands for in a file that writes time, not samples (speedscope):
+// the measured time per sample when there is one and it rounds to at least 1 ns, else the
+// period. Its writer and its reader use this one rule, so that weights come back as samples.
+double written_sample_ns(double total_seconds, std::uint64_t samples, std::uint64_t period_ns);
+
 // Gives `p` (read with weights already added) its time: the period, the clock and total time
 // from `scale` when found; a file whose weights were cut since (a grep'd folded file) keeps
 // the seconds per sample. Without a scale: `fallback_period_ns` a sample, and a warning
