@@ -117,6 +117,13 @@ TEST_CASE("what flamegraph.pl accepts is read: duplicates add - CR - differentia
   CHECK(p.functions.label(static_cast<FunctionId>(p.functions.size() - 2)) == "f with spaces");
 }
 
+TEST_CASE("folded: counts past 2^53 read back exactly") {
+  // Found by fuzz_roundtrip: a count read as a double came back one more than written.
+  Profile p = read_ok("a 9555555556555555\n(idle) 9007199254740993\n");
+  CHECK(p.sample_weight() == 9555555556555555ull + 9007199254740993ull);
+  CHECK(p.empty_weight() == 9007199254740993ull);
+}
+
 TEST_CASE("malformed folded lines are refused with the line number") {
   Profile p;
   std::string error;

@@ -303,7 +303,10 @@ TEST_CASE("fuzzer regression - readers refuse sums that would wrap around") {
   // Found by fuzz_lms: a time difference near 2^64 microseconds.
   CHECK_FALSE(read_lms_csv("2,0,a\n0,0,0\n1,0,15907416563667318997\n", &p, &error));
   CHECK(error == "line 3: the time passes 2^62 ns");
+  // 2^62 itself is the most a profile holds: the second line goes past it.
   CHECK_FALSE(read_profile_text("a 4611686018427387904\nb 4611686018427387904\n", "folded", &p, &error));
+  CHECK(error == "line 2: counts add up to more than 2^62");
+  CHECK_FALSE(read_profile_text("a 18446744073709551616\n", "folded", &p, &error));  // past 2^64
   CHECK(error == "line 1: counts add up to more than 2^62");
   CHECK_FALSE(read_profile_text("LispWorks Profiler Tree: t\n0|1|0|1|0|\"t\"\n1|3000000000000000000|0|0|0|a\n"
                                 "1|3000000000000000000|0|0|0|b\n", "lispworks", &p, &error));

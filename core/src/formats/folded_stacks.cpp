@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "string_id_index.hpp"
 #include "text_util.hpp"
@@ -94,8 +95,11 @@ bool unescape_frame(std::string_view s, std::string* out) {
   return true;
 }
 
-// The trailing "whitespace number" of `s`, if any: its value and where the whitespace starts.
-bool trailing_number(std::string_view s, double* value, std::size_t* start) {
+// The trailing "whitespace number" of `s`, if any: its value and where the whitespace starts;
+// `whole` (when asked): the value exactly when it is a whole number that fits, else nothing (a
+// double holds whole numbers exactly only to 2^53).
+bool trailing_number(std::string_view s, double* value, std::size_t* start,
+                     std::optional<std::uint64_t>* whole = nullptr) {
   std::size_t end = s.size();
   std::size_t i = end;
   while (i > 0 && (is_digit(s[i - 1]) || s[i - 1] == '.')) --i;
@@ -103,6 +107,11 @@ bool trailing_number(std::string_view s, double* value, std::size_t* start) {
   std::string_view num = s.substr(i);
   if (!is_digit(num[0]) || std::count(num.begin(), num.end(), '.') > 1) return false;
   *value = std::strtod(std::string(num).c_str(), nullptr);
+  if (whole) {
+    std::uint64_t v = 0;
+    const auto [end_ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+    *whole = ec == std::errc() && end_ptr == num.data() + num.size() ? std::optional<std::uint64_t>(v) : std::nullopt;
+  }
   std::size_t ws = i;
   while (ws > 0 && is_space(s[ws - 1])) --ws;
   *start = ws;
@@ -214,7 +223,8 @@ bool read_folded(std::string_view text, Profile* out, std::string* error,
     double count = 0, first = 0;
     std::size_t start = 0, start2 = 0;
     // Escaped, a line " 5" is one frame named "" (a name of spaces is escaped).
-    if (!trailing_number(line, &count, &start) || (start == 0 && !escaped)) {
+    std::optional<std::uint64_t> whole;
+    if (!trailing_number(line, &count, &start, &whole) || (start == 0 && !escaped)) {
       if (error) *error = "line " + std::to_string(line_no) + ": expected \"frame;frame;... count\", got \"" +
                           std::string(line.substr(0, 80)) + "\"";
       return false;
@@ -223,7 +233,9 @@ bool read_folded(std::string_view text, Profile* out, std::string* error,
     if (trailing_number(stack, &first, &start2) && start2 > 0) stack = stack.substr(0, start2);  // differential
     if (count != std::floor(count) && warnings)
       warnings->push_back("line " + std::to_string(line_no) + ": count " + std::to_string(count) + " rounded");
-    auto weight = count < 4.6e18 ? static_cast<std::uint64_t>(std::llround(count)) : Profile::kMaxTotalWeight + 1;
+    std::uint64_t weight = whole ? std::min(*whole, Profile::kMaxTotalWeight + 1)
+                           : count < 4.6e18 ? static_cast<std::uint64_t>(std::llround(count))
+                                            : Profile::kMaxTotalWeight + 1;
     if (!out->weight_fits(weight)) {
       if (error) *error = "line " + std::to_string(line_no) + ": counts add up to more than 2^62";
       return false;
