@@ -35,7 +35,9 @@
 // delivery() says which. The looks at a blocked thread and the alarm are blocked_looks.hpp's,
 // the signal and its handler timer_signal.hpp's. The watcher also asks the scheduler for a short
 // slice, and leaves the profiled thread's CPU when it is woken late there
-// (watcher_scheduling.hpp), so that its wake-ups reach that thread at once.
+// (watcher_scheduling.hpp), so that its wake-ups reach that thread at once. Polled, it signals
+// a thread that blocked lately from that thread's CPU, where no signal can be in flight while
+// the thread enters a sleep.
 //
 // Delivery on the thread instead (TimerSettings::on_thread): the watcher calls the handler
 // itself and the profiled thread gets no signal at all. For an adapter whose arm() may run
@@ -61,6 +63,7 @@ namespace scriptprof {
 class BlockedLooks;
 class ThreadObserver;
 class TimerSignal;
+class WatcherScheduling;
 
 enum class TimerClock : std::uint8_t { Cpu, Wall };
 
@@ -204,6 +207,7 @@ class SamplingTimer {
   bool wake_armed_ = false;                   // this block's wake is armed with no tick (watcher only)
   std::uint64_t last_look_ns_ = 0;            // the monotonic clock at the last check (under thread_mutex_)
   std::uint64_t next_look_ns_ = 0;            // and when the watcher looks next (under thread_mutex_)
+  std::uint64_t blocked_seen_ns_ = 0;         // the monotonic clock at the last check that found it blocked (watcher only)
   std::atomic<bool> active_{false};           // handler does nothing unless set
   std::atomic<bool> in_flight_{false};        // a signal was sent and not yet handled
   std::atomic<std::uint64_t> ready_{0};       // ticks crossed, waiting for the handler
@@ -228,6 +232,7 @@ class SamplingTimer {
   std::unique_ptr<TimerSignal> signal_;                // its handler's registry slot, and the sending
   std::unique_ptr<ThreadObserver> observer_;           // whether the thread runs, and where (watcher only)
   std::unique_ptr<BlockedLooks> looks_;                // the looks at a blocked thread, and the alarm
+  std::unique_ptr<WatcherScheduling> scheduling_;      // where the watcher runs (watcher only)
 };
 
 }  // namespace scriptprof

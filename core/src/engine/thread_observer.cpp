@@ -81,6 +81,13 @@ ThreadObserver::State ThreadObserver::state(bool look_closely, std::uint64_t cpu
   return fields && fields[0] == 'R' ? State::Ready : State::Blocked;
 }
 
+bool ThreadObserver::asleep() const {
+  if (syscall_fd_ >= 0) return !kernel_says_running();
+  char buf[512];
+  const char* fields = read_stat(buf, sizeof buf);
+  return fields && fields[0] != 'R';
+}
+
 int ThreadObserver::processor() const {
   char buf[512];
   const char* p = read_stat(buf, sizeof buf);

@@ -31,6 +31,9 @@ class ThreadObserver {
   // `moved_is_enough`: a clock that moved since the last call is Running without the second
   // read, for a caller that looks closely before it acts on it.
   State state(bool look_closely, std::uint64_t cpu_now = 0, bool moved_is_enough = false);
+  // Whether the kernel has the thread asleep now (neither on a CPU nor waiting for one): one
+  // read of /proc, no clock; false where /proc cannot say.
+  bool asleep() const;
   // The CPU the thread is on, or last ran on; -1 when /proc cannot say.
   int processor() const;
   // Its CPU clock as the last state() that read it saw it (the watcher's, under its lock).
