@@ -7,7 +7,8 @@ Each program of samples/bench/programs runs in the stock interpreter (lua5.4, lu
 JIT on) plain, with a second thread that never runs ("thread": what any thread costs, as glibc's
 malloc locks its arenas once a process has one), under the bare signal at 1 and 10 kHz
 (build/lib/libscriptprof_signal_floor.so, LD_PRELOAD: a thread signals the main thread, whose
-handler does nothing), with the profiler
+handler does nothing), under a CPU-time timer at 100 Hz with no thread ("cpu timer 100": the
+floor of a timer that needs none, at low rates), with the profiler
 module sampling at 1 Hz, 1 kHz and 10 kHz, the launcher (build/bin/luaprof, luajitprof) at 1 Hz,
 and (Lua 5.4) under an empty C call hook and counting calls. Rounds are interleaved; a cell is
 the median of the rounds' ratios of CPU seconds (the whole process: the timer's thread
@@ -93,6 +94,7 @@ def config_table(floor_lib, counting, launcher):
     configs = [
         ("plain", [], {}),
         ("thread", [], {"LD_PRELOAD": floor_lib, "SCRIPTPROF_FLOOR_HZ": "0"}),
+        ("cpu timer 100", [], {"LD_PRELOAD": floor_lib, "SCRIPTPROF_FLOOR_CPU_HZ": "100"}),
         ("signal 1k", [], {"LD_PRELOAD": floor_lib, "SCRIPTPROF_FLOOR_HZ": "1000"}),
         ("1 Hz", ["-e", start % "hz = 1"], {}),
     ]
@@ -180,7 +182,8 @@ def print_verdicts(name, ratios, counting):
     lines.append(f"idle (1 Hz), worst {idle} {per[idle]['1 Hz']:.3f} (goal <= 1.01): "
                  f"{verdict(per[idle]['1 Hz'], ratios[idle]['1 Hz'], 1.01)}; a second thread alone costs "
                  f"{idle} {per[idle]['thread']:.3f} (worst {max(per[p]['thread'] for p in per):.3f}): the timer's "
-                 f"thread pays it at any rate")
+                 f"thread pays it at any rate; a CPU-time timer at 100 Hz with no thread costs {idle} "
+                 f"{per[idle]['cpu timer 100']:.3f} (worst {max(per[p]['cpu timer 100'] for p in per):.3f})")
     if "launcher 1 Hz" in next(iter(ratios.values())):
         # The goal's launchers (run as fast as the interpreter with profiling off): the launcher
         # sampling at 1 Hz against the interpreter with the module sampling at 1 Hz, same round.
