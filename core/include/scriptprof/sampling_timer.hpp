@@ -177,6 +177,8 @@ class SamplingTimer {
   // only). NotSent: the handler is not ours, or the queue is full.
   enum class SendResult : std::uint8_t { Sent, Blocked, NotSent };
   SendResult send_signal();
+  // Whether send_signal() signals a thread that blocks from that thread's CPU (watcher only).
+  bool follows_sleepers() const;
   std::uint64_t program_at(std::uint64_t raw) const;
   std::uint64_t reported(std::uint64_t program) const;
   // Runs `step` (a clock read and what follows from it) until no signal handler excluded its

@@ -321,12 +321,10 @@ SamplingTimer::SendResult SamplingTimer::send_signal() {
     return SendResult::NotSent;
   }
   handler_lost_ns_.store(0, std::memory_order_relaxed);  // put back: ticks go on
-  // Polled CPU clock: a thread that blocked lately is signalled from its own CPU (see
-  // WatcherScheduling::follow); one that has not is left alone, and so is any thread at rates
-  // where a wake-up that waits behind the thread there is a period late.
-  const bool polled_cpu = settings_.clock == TimerClock::Cpu && !looks_->rings();
+  // A thread that blocked lately is signalled from its own CPU (see WatcherScheduling::follow);
+  // one that has not is left alone.
   const bool blocks = blocked_seen_ns_ && last_look_ns_ - blocked_seen_ns_ < kBlockedLatelyNs;
-  scheduling_->follow(polled_cpu && blocks && settings_.period_ns >= kFollowMinPeriodNs ? observer_->processor() : -1);
+  scheduling_->follow(follows_sleepers() && blocks ? observer_->processor() : -1);
   // Last, and right before the signal: the thread runs now. The time between this look and
   // the signal's arrival is the only window in which a tick can meet a sleep.
   if (observer_->state(true) == ThreadObserver::State::Blocked) return SendResult::Blocked;
@@ -337,6 +335,12 @@ SamplingTimer::SendResult SamplingTimer::send_signal() {
     return SendResult::NotSent;
   }
   return SendResult::Sent;
+}
+
+// The polled CPU clock, at rates where a wake-up that waits behind the thread on its CPU is
+// less than a period late: the watcher signals a thread that sleeps from that thread's CPU.
+bool SamplingTimer::follows_sleepers() const {
+  return settings_.clock == TimerClock::Cpu && !looks_->rings() && settings_.period_ns >= kFollowMinPeriodNs;
 }
 
 // The delay to the next look at a blocked thread, with the alarm (if any) armed to ring when
@@ -428,8 +432,9 @@ std::uint64_t SamplingTimer::check_ticks() {
     }
     looks_->saw(runs, last_look_ns_);
     // Blocked by the clock's guess (a thread waiting for a CPU is still too): asked of the
-    // kernel, at most once a quarter of kBlockedLatelyNs.
-    if (!runs && last_look_ns_ - blocked_seen_ns_ >= kBlockedLatelyNs / 4 && observer_->asleep())
+    // kernel, at most once a quarter of kBlockedLatelyNs, where send_signal() follows sleepers.
+    if (!runs && follows_sleepers() && last_look_ns_ - blocked_seen_ns_ >= kBlockedLatelyNs / 4 &&
+        observer_->asleep())
       blocked_seen_ns_ = last_look_ns_;
     if (runs || woke_) wake_armed_ = false;  // it woke: its next block is armed again
     if (!runs && settings_.on_blocked && hand_over_blocked(program)) return look_at_blocked(program, false);

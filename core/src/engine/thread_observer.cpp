@@ -76,16 +76,19 @@ ThreadObserver::State ThreadObserver::state(bool look_closely, std::uint64_t cpu
   if (moved && (moved_is_enough || clock_ns(cpu_clock_) != a)) return State::Running;
   if (!moved && !look_closely && ++quiet_checks_ % 4 != 0) return State::Blocked;  // one read: cheap to poll
   if (stat_fd_ < 0) return moved ? State::Ready : State::Blocked;
+  return stat_state() == 'R' ? State::Ready : State::Blocked;
+}
+
+char ThreadObserver::stat_state() const {
   char buf[512];
   const char* fields = read_stat(buf, sizeof buf);
-  return fields && fields[0] == 'R' ? State::Ready : State::Blocked;
+  return fields ? fields[0] : '\0';
 }
 
 bool ThreadObserver::asleep() const {
   if (syscall_fd_ >= 0) return !kernel_says_running();
-  char buf[512];
-  const char* fields = read_stat(buf, sizeof buf);
-  return fields && fields[0] != 'R';
+  const char state = stat_state();
+  return state != '\0' && state != 'R';
 }
 
 int ThreadObserver::processor() const {

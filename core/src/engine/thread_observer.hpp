@@ -44,6 +44,8 @@ class ThreadObserver {
   const char* read_stat(char* buf, std::size_t size) const;
   // Whether the kernel's task state is still "running" (on a CPU or waiting for one).
   bool kernel_says_running() const;
+  // The state letter of the thread's /proc stat line ('R', 'S', 'D'...), or 0 where there is none.
+  char stat_state() const;
 
   clockid_t cpu_clock_ = CLOCK_MONOTONIC;
   int stat_fd_ = -1;
