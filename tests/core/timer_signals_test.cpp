@@ -359,6 +359,25 @@ TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs the
 }
 
 namespace {
+// SCRIPTPROF_TASK_CLOCK=off for a scope (perf events refused, as for an ordinary user on
+// Debian); the value there was before, or none, put back after.
+class TaskClockOff {
+ public:
+  TaskClockOff() : had_(std::getenv("SCRIPTPROF_TASK_CLOCK") != nullptr) {
+    if (had_) kept_ = std::getenv("SCRIPTPROF_TASK_CLOCK");
+    setenv("SCRIPTPROF_TASK_CLOCK", "off", 1);
+  }
+  ~TaskClockOff() {
+    if (had_) setenv("SCRIPTPROF_TASK_CLOCK", kept_.c_str(), 1);
+    else unsetenv("SCRIPTPROF_TASK_CLOCK");
+  }
+  TaskClockOff(const TaskClockOff&) = delete;
+  TaskClockOff& operator=(const TaskClockOff&) = delete;
+
+ private:
+  bool had_;
+  std::string kept_;
+};
 // This process's thread ids.
 std::set<pid_t> task_ids() {
   std::set<pid_t> ids;
@@ -392,9 +411,7 @@ TEST_CASE("polled CPU clock: the watcher signals a sleeper from its CPU, and lea
     WARN("one CPU: nothing to check");
     return;
   }
-  const char* before = std::getenv("SCRIPTPROF_TASK_CLOCK");
-  const std::string kept = before ? before : "";
-  setenv("SCRIPTPROF_TASK_CLOCK", "off", 1);
+  const TaskClockOff polled;
   SamplingTimer timer;
   std::string error;
   TimerSettings s = wall(1000);
@@ -410,19 +427,10 @@ TEST_CASE("polled CPU clock: the watcher signals a sleeper from its CPU, and lea
   timer.stop();
   // Then a thread that only runs, for more than the 100 ms the watcher remembers a sleep.
   REQUIRE(timer.start(s, count_ticks, nullptr, &error));
-  const auto cpu_now = [] {
-    timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-  };
-  volatile std::uint64_t x = 0;
-  for (const double t0 = cpu_now(); cpu_now() - t0 < 0.3;)
-    for (int i = 0; i < 20000; ++i) x = x + static_cast<std::uint64_t>(i);
+  spin_cpu(300'000'000);
   bool only_mine = false;
   const int cpus_while_running = allowed_cpus(watcher, &only_mine);
   timer.stop();
-  if (before) setenv("SCRIPTPROF_TASK_CLOCK", kept.c_str(), 1);
-  else unsetenv("SCRIPTPROF_TASK_CLOCK");
   INFO("watcher " << watcher << ": " << cpus_while_sleeping << " CPUs after the frames, " << cpus_while_running
                   << " after running; " << interrupted << " of 1000 sleeps cut, " << g_ticks.load() << " ticks");
   REQUIRE(watcher != 0);
@@ -448,9 +456,7 @@ void arm_wake(void*, std::uint64_t ticks, std::uint64_t, std::uint64_t) {  // th
 }  // namespace
 
 TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs then - polled", "[serial]") {
-  const char* before = std::getenv("SCRIPTPROF_TASK_CLOCK");
-  const std::string kept = before ? before : "";
-  setenv("SCRIPTPROF_TASK_CLOCK", "off", 1);
+  const TaskClockOff polled;
   g_phase_ticks[0] = g_phase_ticks[1] = 0;
   SamplingTimer timer;
   std::string error;
@@ -464,8 +470,6 @@ TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs the
     g_phase_ticks[0].fetch_add(timer.cross_at_wake(&off_cpu), std::memory_order_relaxed);
     ++wakes;
   });
-  if (before) setenv("SCRIPTPROF_TASK_CLOCK", kept.c_str(), 1);
-  else unsetenv("SCRIPTPROF_TASK_CLOCK");
   INFO(delivery << ": first phase " << r.first << " of " << r.ticks << " ticks; its CPU share " << r.truth << "; "
                 << wakes << " wakes armed of 5000 sleeps");
   REQUIRE(r.ticks > 1000);
