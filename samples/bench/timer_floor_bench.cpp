@@ -135,24 +135,25 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("== sleeps a tick cut short: 1000 frames of 0.3 ms work and a 1 ms sleep, 1 kHz (goal: at most 1)\n");
-  // The CPU clock twice: with the task clock alarm where perf events are allowed, and polled as
-  // where they are refused (Debian's default perf_event_paranoid for ordinary users).
+  // The CPU clock three ways: the kernel's SIGTRAP where perf events are allowed (the default),
+  // the watcher woken by the task clock alarm, and the watcher polling, as where perf events
+  // are refused (Debian's default perf_event_paranoid for ordinary users).
   struct Delivery {
     scriptprof::TimerClock clock;
-    bool polled;
+    const char* task_clock;  // SCRIPTPROF_TASK_CLOCK for the row, or null
   };
   for (bool system_calls : {false, true})
-    for (Delivery d : {Delivery{scriptprof::TimerClock::Cpu, false}, Delivery{scriptprof::TimerClock::Cpu, true},
-                       Delivery{scriptprof::TimerClock::Wall, false}}) {
+    for (Delivery d : {Delivery{scriptprof::TimerClock::Cpu, nullptr}, Delivery{scriptprof::TimerClock::Cpu, "alarm"},
+                       Delivery{scriptprof::TimerClock::Cpu, "off"}, Delivery{scriptprof::TimerClock::Wall, nullptr}}) {
       const auto clock = d.clock;
       std::string delivery;
-      // The polled row sets the switch for its run only: a value the caller gave is put back.
+      // A row sets the switch for its run only: a value the caller gave is put back.
       const char* given = std::getenv("SCRIPTPROF_TASK_CLOCK");
       const std::string before = given ? given : "";
-      if (d.polled) setenv("SCRIPTPROF_TASK_CLOCK", "off", 1);
+      if (d.task_clock) setenv("SCRIPTPROF_TASK_CLOCK", d.task_clock, 1);
       const int cut = interrupted_sleeps(clock, system_calls, &delivery);
-      if (d.polled && given) setenv("SCRIPTPROF_TASK_CLOCK", before.c_str(), 1);
-      else if (d.polled) unsetenv("SCRIPTPROF_TASK_CLOCK");
+      if (d.task_clock && given) setenv("SCRIPTPROF_TASK_CLOCK", before.c_str(), 1);
+      else if (d.task_clock) unsetenv("SCRIPTPROF_TASK_CLOCK");
       if (cut < 0) return 1;
       std::printf("%-10s %-17s %4d of 1000 %-15s %s\n", clock == scriptprof::TimerClock::Cpu ? "cpu clock" : "wall clock",
                   system_calls ? "work: syscalls" : "work: user code", cut,

@@ -334,12 +334,61 @@ PhaseShares run_frames(SamplingTimer& timer, AfterSleep after_sleep) {
 }
 }  // namespace
 
+namespace {
+// SCRIPTPROF_TASK_CLOCK set for a scope: "off" (perf events refused, as for an ordinary user
+// on Debian: the watcher polls) or "alarm" (the watcher with the task clock alarm); the value
+// there was before, or none, put back after.
+class TaskClockAs {
+ public:
+  explicit TaskClockAs(const char* value) : had_(std::getenv("SCRIPTPROF_TASK_CLOCK") != nullptr) {
+    if (had_) kept_ = std::getenv("SCRIPTPROF_TASK_CLOCK");
+    setenv("SCRIPTPROF_TASK_CLOCK", value, 1);
+  }
+  ~TaskClockAs() {
+    if (had_) setenv("SCRIPTPROF_TASK_CLOCK", kept_.c_str(), 1);
+    else unsetenv("SCRIPTPROF_TASK_CLOCK");
+  }
+  TaskClockAs(const TaskClockAs&) = delete;
+  TaskClockAs& operator=(const TaskClockAs&) = delete;
+
+ private:
+  bool had_;
+  std::string kept_;
+};
+}  // namespace
+
+// Kernel-sent ticks (the default where perf events are allowed): the kernel signals the thread
+// when it has run to its tick, in its own code.
+TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs then - kernel-sent ticks", "[serial]") {
+  const char* set = std::getenv("SCRIPTPROF_TASK_CLOCK");
+  if (set && *set) {
+    WARN("SCRIPTPROF_TASK_CLOCK=" << set << ": nothing to check");
+    return;
+  }
+  SamplingTimer timer;
+  std::string error;
+  REQUIRE(timer.start(cpu_1k(count_by_phase), count_by_phase, nullptr, &error));
+  const std::string delivery = timer.delivery();
+  if (delivery.find("perf_event_open") != std::string::npos) {  // the system refuses perf events
+    timer.stop();
+    WARN("no kernel-sent ticks here: " << delivery);
+    return;
+  }
+  CHECK(delivery == "task clock, the kernel's SIGTRAP");
+  const PhaseShares r = run_frames(timer, [] {});
+  INFO(delivery << ": first phase " << r.first << " of " << r.ticks << " ticks; its CPU share " << r.truth);
+  REQUIRE(r.ticks > 1000);
+  CHECK(r.first == Approx(r.truth).margin(3 * r.sd + 0.01 + kSanitizerSlack));
+  CHECK(timer.signals() <= static_cast<std::uint64_t>(r.ticks) * 11 / 10);  // about one signal a tick
+}
+
 TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs then - the task clock alarm", "[serial]") {
   const char* off = std::getenv("SCRIPTPROF_TASK_CLOCK");
   if (off && std::strcmp(off, "off") == 0) {
     WARN("SCRIPTPROF_TASK_CLOCK=off: nothing to check");
     return;
   }
+  const TaskClockAs alarm("alarm");
   SamplingTimer timer;
   std::string error;
   // As the adapters do: ticks due just before the thread blocked go to the code that blocked
@@ -359,25 +408,6 @@ TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs the
 }
 
 namespace {
-// SCRIPTPROF_TASK_CLOCK=off for a scope (perf events refused, as for an ordinary user on
-// Debian); the value there was before, or none, put back after.
-class TaskClockOff {
- public:
-  TaskClockOff() : had_(std::getenv("SCRIPTPROF_TASK_CLOCK") != nullptr) {
-    if (had_) kept_ = std::getenv("SCRIPTPROF_TASK_CLOCK");
-    setenv("SCRIPTPROF_TASK_CLOCK", "off", 1);
-  }
-  ~TaskClockOff() {
-    if (had_) setenv("SCRIPTPROF_TASK_CLOCK", kept_.c_str(), 1);
-    else unsetenv("SCRIPTPROF_TASK_CLOCK");
-  }
-  TaskClockOff(const TaskClockOff&) = delete;
-  TaskClockOff& operator=(const TaskClockOff&) = delete;
-
- private:
-  bool had_;
-  std::string kept_;
-};
 // This process's thread ids.
 std::set<pid_t> task_ids() {
   std::set<pid_t> ids;
@@ -411,7 +441,7 @@ TEST_CASE("polled CPU clock: the watcher signals a sleeper from its CPU, and lea
     WARN("one CPU: nothing to check");
     return;
   }
-  const TaskClockOff polled;
+  const TaskClockAs polled("off");
   SamplingTimer timer;
   std::string error;
   TimerSettings s = wall(1000);
@@ -456,7 +486,7 @@ void arm_wake(void*, std::uint64_t ticks, std::uint64_t, std::uint64_t) {  // th
 }  // namespace
 
 TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs then - polled", "[serial]") {
-  const TaskClockOff polled;
+  const TaskClockAs polled("off");
   g_phase_ticks[0] = g_phase_ticks[1] = 0;
   SamplingTimer timer;
   std::string error;
@@ -475,4 +505,49 @@ TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs the
   REQUIRE(r.ticks > 1000);
   CHECK(wakes > 2500);  // most sleeps are seen
   CHECK(r.first == Approx(r.truth).margin(4 * r.sd + 0.02 + kSanitizerSlack));
+}
+
+namespace {
+int threads_of_process() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+}  // namespace
+
+// The kernel's ticks (the CPU clock where perf events are allowed): no thread joins the
+// process for them, and a rate set from another thread (a profile server's) takes: paused, none
+// come; at 4 kHz, one per 250 us of CPU time.
+TEST_CASE("CPU clock: the kernel's ticks add no thread, and follow a rate set from another thread", "[serial]") {
+  const int before = threads_of_process();
+  SamplingTimer timer;
+  std::string error;
+  g_ticks = 0;
+  REQUIRE(timer.start(cpu_1k(nullptr), count_ticks, nullptr, &error));
+  if (timer.delivery() != "task clock, the kernel's SIGTRAP") {
+    timer.stop();
+    WARN("no kernel-sent ticks here: " << timer.delivery());
+    return;
+  }
+  CHECK(timer.signal_number() == SIGTRAP);
+  spin_cpu(50'000'000);
+  CHECK(threads_of_process() == before);
+  CHECK(g_ticks > 20);
+  std::thread([&timer] { timer.set_period(0); }).join();
+  const std::uint64_t paused_at = g_ticks;
+  spin_cpu(50'000'000);
+  CHECK(g_ticks == paused_at);
+  CHECK(timer.period_ns() == 0u);
+  std::thread([&timer] { timer.set_period(250'000); }).join();
+  const std::uint64_t from = g_ticks, program_from = timer.program_ns();
+  spin_cpu(100'000'000);
+  const double expected = static_cast<double>(timer.program_ns() - program_from) / 250'000.0;
+  const double got = static_cast<double>(g_ticks - from);
+  INFO("ticks " << got << " at 4 kHz, expected " << expected << "; signals " << timer.signals());
+  CHECK(got == Approx(expected).margin(2 + 4 * std::sqrt(expected / 12)));
+  timer.stop();
+  CHECK(timer.handler_lost_ns() == 0u);
 }

@@ -1,5 +1,13 @@
 // The sampling timer: turns elapsed *program* time into ticks, delivered in signal context.
 //
+// On the CPU clock, where perf events are allowed, the kernel sends the ticks: a perf event on
+// the thread's task clock sends it a SIGTRAP when it has run to its next tick, on its way back
+// to its own code, so that a tick in a system call goes to the code that made it and none cuts
+// a sleep (direct_ticks.hpp). The handler crosses the ticks and times the next. No thread is
+// added to the process and none wakes for a tick. Elsewhere (the wall clock, perf events
+// refused, a signal of the program's choosing, a tracer attached, SCRIPTPROF_TASK_CLOCK=off or
+// alarm, valgrind) a watcher thread decides and a signal delivers, as follows.
+//
 // A watcher thread decides and a signal delivers. Why not a CPU-clock POSIX timer: on these
 // machines those deliver at most ~250 signals/s (the kernel tick). Why not a timer aimed at the
 // thread: it signals a thread that sleeps or blocks, which cuts its nanosleep short (EINTR
@@ -61,6 +69,7 @@
 namespace scriptprof {
 
 class BlockedLooks;
+class DirectTicks;
 class ThreadObserver;
 class TimerSignal;
 class WatcherScheduling;
@@ -94,7 +103,9 @@ struct TimerSettings {
   bool start_held = false;
   // Deliver ticks from the watcher thread (no signal); the handler then runs beside the program.
   bool on_thread = false;
-  int signal = 0;  // the signal delivering ticks (0: default_timer_signal())
+  // The signal delivering ticks. 0: the kernel's SIGTRAP where it sends the CPU clock's ticks,
+  // else default_timer_signal(); one given here always goes through the watcher.
+  int signal = 0;
   // Signal delivery: the ticks due while the thread is blocked go to this handler on the
   // watcher thread as they fall due (it arms the thread's wake-up), not to the signal handler
   // once the thread runs again, when its stack may have moved on. Null: they wait. On the CPU
@@ -151,13 +162,15 @@ class SamplingTimer {
   std::uint64_t handler_lost_ns() const { return handler_lost_ns_.load(std::memory_order_relaxed); }
   // The signal this timer delivers with (valid once started).
   int signal_number() const { return signal_number_; }
-  // How ticks reach the thread, for health(): "task clock alarm, queued signal", "polled CPU
-  // clock, queued signal (...why no alarm)", "polled wall clock, queued signal" or "on the
-  // timer's thread".
+  // How ticks reach the thread, for health(): "task clock, the kernel's SIGTRAP", "task
+  // clock alarm, queued signal", "polled CPU clock, queued signal (...why no alarm)", "polled
+  // wall clock, queued signal" or "on the timer's thread".
   std::string delivery() const;
 
-  // Signal-context entry (public for the process-wide handler only).
+  // Signal-context entries (public for the process-wide handler only): a signal the watcher
+  // queued, and one the kernel sent for the task clock (direct_ticks.hpp).
   void on_signal();
+  void on_direct_signal();
 
  private:
   std::uint64_t now() const;
@@ -179,6 +192,12 @@ class SamplingTimer {
   SendResult send_signal();
   // Whether send_signal() signals a thread that blocks from that thread's CPU (watcher only).
   bool follows_sleepers() const;
+  // Kernel-sent ticks: takes up the rate set_period() asked for since the last call (the
+  // handler's, or stop()'s once no handler runs). `signalled`: set_period timed this signal
+  // as the new rate's first tick.
+  void take_asked_rate(std::uint64_t program, bool signalled);
+  std::uint64_t stop_direct();  // stop()'s part for kernel-sent ticks
+  void note_handler_lost();     // handler_lost_ns() from now, unless already said
   std::uint64_t program_at(std::uint64_t raw) const;
   std::uint64_t reported(std::uint64_t program) const;
   // Runs `step` (a clock read and what follows from it) until no signal handler excluded its
@@ -235,6 +254,15 @@ class SamplingTimer {
   std::unique_ptr<ThreadObserver> observer_;           // whether the thread runs, and where (watcher only)
   std::unique_ptr<BlockedLooks> looks_;                // the looks at a blocked thread, and the alarm
   std::unique_ptr<WatcherScheduling> scheduling_;      // where the watcher runs (watcher only)
+  // Kernel-sent ticks (direct_ticks.hpp). While they run, next_tick_, rng_, paused_ and
+  // settings_.period_ns are the handler's: set_period() asks through the two atomics below.
+  std::unique_ptr<DirectTicks> direct_;
+  bool kernel_sends_ = false;                          // this run's ticks are the kernel's (set by start())
+  std::atomic<std::uint64_t> asked_period_{0};         // the rate set_period() asked (0: paused)
+  std::atomic<std::uint64_t> asked_count_{0};          // how many times it asked
+  std::uint64_t asked_seen_ = 0;                       // the handler has taken up this many
+  std::uint64_t excluded_at_signal_ = 0;               // the profiler's excluded time at the last signal (handler)
+  std::uint64_t excluded_per_tick_ = 0;                // and how much it excluded between the last two
 };
 
 }  // namespace scriptprof

@@ -1,6 +1,7 @@
 #include "scriptprof/sampling_timer.hpp"
 
 #include "blocked_looks.hpp"
+#include "direct_ticks.hpp"
 #include "thread_observer.hpp"
 #include "timer_signal.hpp"
 #include "watcher_scheduling.hpp"
@@ -46,6 +47,8 @@ constexpr std::uint64_t kBlockedLatelyNs = 100'000'000;
 // clock read -1.2 and -2.8 points (-0.1 and -0.5 from another CPU), though no sleep of 2000 was
 // cut (9-21 in 1000 from another CPU). At 1 kHz no split moved.
 constexpr std::uint64_t kFollowMinPeriodNs = 500'000;
+// Kernel-sent ticks: a tick due within the kernel's shortest period (10 us) is taken now.
+constexpr std::uint64_t kDirectSlackNs = 10'000;
 }  // namespace
 
 std::uint64_t SamplingTimer::program_at(std::uint64_t raw) const {
@@ -79,13 +82,19 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   context_ = context;
   signal_number_ = settings.signal ? settings.signal : default_timer_signal();
   if (!settings.on_thread && !parse_timer_signal(timer_signal_name(signal_number_), error)) return false;
+  thread_tid_ = gettid();
+  // The kernel sends the CPU clock's ticks where it can (direct_ticks.hpp), unless the program
+  // asked for a signal of its own choosing: its SIGTRAP carries them.
+  std::string why_not;
+  kernel_sends_ = !settings.on_thread && settings.clock == TimerClock::Cpu && !settings.signal &&
+                  DirectTicks::usable(thread_tid_, &why_not);
+  if (kernel_sends_) signal_number_ = SIGTRAP;
   // This thread's CPU clock, readable from the watcher (and from stop(), which may run elsewhere).
   if (int rc = pthread_getcpuclockid(pthread_self(), &thread_cpu_); rc != 0) {
     if (error) *error = std::string("pthread_getcpuclockid: ") + std::strerror(rc);
     return false;
   }
   clock_id_ = settings.clock == TimerClock::Cpu ? thread_cpu_ : CLOCK_MONOTONIC;
-  thread_tid_ = gettid();
   if (!settings.on_thread) {
     // Our ticks are queued signals: with no room for one, none would ever arrive.
     rlimit pending{};
@@ -94,9 +103,17 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
       return false;
     }
     if (!signal_->claim(signal_number_, this, error)) return false;  // start() runs on the sampled thread
-    observer_->open(thread_tid_, thread_cpu_);
-    // The watcher is parked: the alarm is its to use from here to stop().
-    looks_->begin(settings.clock == TimerClock::Cpu, thread_tid_);
+    if (kernel_sends_ && !direct_->open(thread_tid_, signal_->token(), &why_not)) {
+      // Usable a moment ago (a limit on open files reached since?): the watcher then.
+      kernel_sends_ = false;
+      signal_number_ = default_timer_signal();
+      if (!signal_->claim(signal_number_, this, error)) return false;
+    }
+    if (!kernel_sends_) {
+      observer_->open(thread_tid_, thread_cpu_);
+      // The watcher is parked: the alarm is its to use from here to stop().
+      looks_->begin(settings.clock == TimerClock::Cpu, thread_tid_);
+    }
   }
   excluded_profiler_ = 0;
   excluded_handler_ = 0;
@@ -122,6 +139,20 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
   missed_ = false;
   woke_ = false;
   wake_armed_ = false;
+  if (kernel_sends_) {
+    // No thread: the kernel signals the first tick. (A held start makes it early: the handler
+    // then finds no tick due and sets the signal after.)
+    paused_ = settings.paused;
+    asked_period_.store(paused_ ? 0 : settings.period_ns, std::memory_order_relaxed);
+    asked_count_.store(0, std::memory_order_relaxed);
+    asked_seen_ = 0;
+    excluded_at_signal_ = 0;
+    excluded_per_tick_ = 0;
+    period_now_.store(paused_ ? 0 : settings.period_ns, std::memory_order_relaxed);
+    active_.store(true, std::memory_order_release);
+    if (!paused_) direct_->turn_on(next_tick_);
+    return true;
+  }
   {
     // What the watcher reads above is published by this lock; it stays parked between runs,
     // so a run's start costs no thread (a short run would end before a new thread's first look).
@@ -153,7 +184,8 @@ SamplingTimer::SamplingTimer()
     : signal_(std::make_unique<TimerSignal>()),
       observer_(std::make_unique<ThreadObserver>()),
       looks_(std::make_unique<BlockedLooks>()),
-      scheduling_(std::make_unique<WatcherScheduling>()) {}
+      scheduling_(std::make_unique<WatcherScheduling>()),
+      direct_(std::make_unique<DirectTicks>()) {}
 
 void SamplingTimer::wake_watcher() {
   thread_wake_.notify_all();
@@ -174,6 +206,7 @@ SamplingTimer::~SamplingTimer() {
 std::uint64_t SamplingTimer::stop() {
   if (!active_.exchange(false, std::memory_order_acq_rel)) return 0;
   period_now_.store(0, std::memory_order_relaxed);
+  if (kernel_sends_) return stop_direct();
   {
     std::unique_lock<std::mutex> lock(thread_mutex_);
     wake_watcher();
@@ -195,6 +228,25 @@ void SamplingTimer::set_period(std::uint64_t period_ns) {
   {
     std::lock_guard<std::mutex> lock(thread_mutex_);
     if (!active_.load(std::memory_order_acquire)) return;
+    if (kernel_sends_) {
+      // The handler takes the rate up at the signal timed here: the first tick at a random
+      // point of the first period from now, as at start(). A handler the program replaced or
+      // ignored gets no more signals from the kernel (under SIG_DFL one would end the process).
+      const bool ours = period_ns == 0 || signal_->handler_is_ours();
+      if (!ours) note_handler_lost();
+      else handler_lost_ns_.store(0, std::memory_order_relaxed);
+      const std::uint64_t asked = ours ? period_ns : 0;
+      asked_period_.store(asked, std::memory_order_relaxed);
+      asked_count_.fetch_add(1, std::memory_order_release);
+      if (asked) {
+        std::minstd_rand phase(static_cast<std::uint32_t>(monotonic_ns()));
+        direct_->turn_on(1 + std::uniform_int_distribution<std::uint64_t>(0, asked - 1)(phase));
+      } else {
+        direct_->turn_off();
+      }
+      period_now_.store(asked, std::memory_order_relaxed);
+      return;
+    }
     if (period_ns == 0) {
       paused_ = true;
     } else {
@@ -312,6 +364,71 @@ void SamplingTimer::on_signal() {
   }
 }
 
+// Signal context, on the profiled thread: the kernel's signal for the task clock. Crosses the
+// ticks due and times the next signal. Async-signal-safe: clock_gettime, one ioctl, atomics and
+// the TickHandler.
+void SamplingTimer::on_direct_signal() {
+  if (!active_.load(std::memory_order_acquire)) return;
+  signals_.fetch_add(1, std::memory_order_relaxed);
+  const std::uint64_t began = monotonic_ns();
+  const std::uint64_t raw = now();  // the thread's CPU clock: the tick's time, exactly
+  const std::uint64_t since = profiler_since_.load(std::memory_order_relaxed);
+  const std::uint64_t program = program_at(since ? since : raw);
+  take_asked_rate(program, true);
+  // A tick within the kernel's shortest period is due: timing the rest would cost a signal.
+  const std::uint64_t ticks = cross_ticks(program + kDirectSlackNs);
+  if (!paused_) {
+    // The kernel counts the profiler's own work, which program time leaves out: the next
+    // signal waits as much longer as that work took between the last two signals, else it
+    // came early after each sample, found no tick due, and cost a second signal.
+    const std::uint64_t excluded = excluded_profiler_.load(std::memory_order_relaxed) +
+                                   excluded_handler_.load(std::memory_order_relaxed);
+    excluded_per_tick_ = std::min(excluded - excluded_at_signal_, settings_.period_ns / 2);
+    excluded_at_signal_ = excluded;
+    direct_->next_in(next_tick_ - program + excluded_per_tick_);
+  }
+  if (ticks) handler_(context_, ticks, 0, reported(program));
+  if (!since) {
+    const std::uint64_t done = monotonic_ns();
+    std::uint64_t spent = done > began ? done - began : 0;
+    if (spent > kShortStretchNs) {
+      const std::uint64_t t = now();
+      spent = std::min(spent, t > raw ? t - raw : 0);
+    }
+    excluded_handler_.fetch_add(spent, std::memory_order_relaxed);
+  }
+}
+
+void SamplingTimer::take_asked_rate(std::uint64_t program, bool signalled) {
+  const std::uint64_t asked = asked_count_.load(std::memory_order_acquire);
+  if (asked == asked_seen_) return;
+  asked_seen_ = asked;
+  const std::uint64_t period = asked_period_.load(std::memory_order_relaxed);
+  paused_ = period == 0;
+  if (!period) return;
+  settings_.period_ns = period;
+  // The signal set_period() timed is the new rate's first tick; stop() before it came counts
+  // none of the new rate.
+  next_tick_ = signalled ? program : program + period;
+}
+
+void SamplingTimer::note_handler_lost() {
+  std::uint64_t expected = 0;
+  handler_lost_ns_.compare_exchange_strong(expected, std::max<std::uint64_t>(1, program_at(now())));
+}
+
+std::uint64_t SamplingTimer::stop_direct() {
+  direct_->turn_off();
+  // Replaced or ignored while the kernel signalled: the ticks stopped then, unseen.
+  if (!signal_->handler_is_ours()) note_handler_lost();
+  signal_->release();  // waits out a handler running on another thread
+  direct_->close();
+  stopped_program_ns_ = reported(program_at(profiler_since_.load() ? profiler_since_.load() : now()));
+  take_asked_rate(stopped_program_ns_, false);
+  stopped_off_cpu_ = 0;
+  return cross_ticks(stopped_program_ns_);
+}
+
 SamplingTimer::SendResult SamplingTimer::send_signal() {
   // The program may have replaced or ignored our handler (signal(sig, SIG_DFL) would make the
   // next signal end the process): then no signal, and from when is said.
@@ -373,6 +490,7 @@ bool SamplingTimer::hand_over_blocked(std::uint64_t program) {
 
 std::uint64_t SamplingTimer::cross_at_wake(std::uint64_t* off_cpu) {
   *off_cpu = 0;
+  if (kernel_sends_) return 0;  // no watcher hands a wake over; the handler owns the crossing
   // The lock is never waited for: a thread waiting for it is asleep to the watcher, which held
   // it for a check and then handed that thread's ticks over as time blocked (in a LÖVE game,
   // about a quarter of the ticks due in love.update went so). The watcher, mid-check, crosses these
@@ -520,6 +638,7 @@ void SamplingTimer::watch() {
 
 std::string SamplingTimer::delivery() const {
   if (settings_.on_thread) return "on the timer's thread";
+  if (kernel_sends_) return "task clock, the kernel's SIGTRAP";
   if (settings_.clock == TimerClock::Wall) return "polled wall clock, queued signal";
   return looks_->how(", queued signal");
 }

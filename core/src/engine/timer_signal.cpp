@@ -39,6 +39,24 @@ void forward_to_previous(int sig, siginfo_t* info, void* uctx) {
   // A foreign signal under SIG_DFL would have ended the process; ignoring it is kinder.
 }
 
+// The token of a SIGTRAP a timer's perf event sent (si_code TRAP_PERF), or 0. Its si_perf_data
+// follows the fault address in siginfo, where glibc's headers do not name it yet.
+std::uint64_t perf_token(int sig, const siginfo_t* info) {
+  constexpr int kTrapPerf = 6;  // TRAP_PERF, Linux 5.13
+  if (sig != SIGTRAP || info->si_code != kTrapPerf) return 0;
+  unsigned long data;
+  std::memcpy(&data, reinterpret_cast<const char*>(&info->si_addr) + sizeof(void*), sizeof data);
+  return data;
+}
+
+// The timer a token names, or null for a stale one (its timer stopped) or none of ours.
+SamplingTimer* timer_of(std::uint64_t token) {
+  if ((token >> 48) != kTokenMagic) return nullptr;
+  const std::size_t slot = token & 0xFF;
+  SamplingTimer* target = g_timers[slot].load(std::memory_order_acquire);
+  return target && g_tokens[slot].load(std::memory_order_acquire) == token ? target : nullptr;
+}
+
 // Async-signal-safe: it reads lock-free atomics, calls SamplingTimer::on_signal
 // (clock_gettime, atomics and the registered TickHandler, itself required to be
 // async-signal-safe) or the previous handler, and saves/restores errno so the interrupted code
@@ -47,12 +65,13 @@ void timer_signal_handler(int sig, siginfo_t* info, void* uctx) {
   int saved_errno = errno;
   g_in_handler.fetch_add(1, std::memory_order_acq_rel);
   const auto token = info ? reinterpret_cast<std::uintptr_t>(info->si_value.sival_ptr) : 0;
+  const std::uint64_t perf = info ? perf_token(sig, info) : 0;
+  // A stale signal of a timer already stopped is ours by its token: swallowed.
   if (info && info->si_code == SI_QUEUE && info->si_pid == g_pid.load(std::memory_order_relaxed) &&
       (token >> 48) == kTokenMagic) {
-    const std::size_t slot = token & 0xFF;
-    SamplingTimer* target = g_timers[slot].load(std::memory_order_acquire);
-    // A stale signal of a timer already stopped is ours by its token: swallowed.
-    if (target && g_tokens[slot].load(std::memory_order_acquire) == token) target->on_signal();
+    if (SamplingTimer* target = timer_of(token)) target->on_signal();
+  } else if ((perf >> 48) == kTokenMagic) {
+    if (SamplingTimer* target = timer_of(perf)) target->on_direct_signal();
   } else {
     forward_to_previous(sig, info, uctx);
   }

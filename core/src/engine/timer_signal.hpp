@@ -2,8 +2,9 @@
 // serves every timer using it, process-wide: a running timer holds a slot in the handler's
 // registry, and its signals carry a token (a magic, the slot and the slot's generation) and our
 // pid. The handler trusts only a token whose slot holds that generation now; one of a stopped
-// timer is swallowed, and any other signal of that number goes to the handler that was
-// installed before ours.
+// timer is swallowed. A SIGTRAP the kernel sends for a timer's perf event (direct_ticks.hpp)
+// carries the token as its si_perf_data. Any other signal of that number goes to the handler
+// that was installed before ours.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -33,6 +34,8 @@ class TimerSignal {
   // Queues one signal to thread `tid`; false when the queue is full or the thread gone.
   bool send(pid_t tid) const;
   int number() const { return sig_; }
+  // What this timer's signals carry (valid from claim() to release()).
+  std::uint64_t token() const { return token_; }
 
  private:
   int sig_ = 0;
