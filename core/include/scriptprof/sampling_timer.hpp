@@ -1,12 +1,13 @@
 // The sampling timer: turns elapsed *program* time into ticks, delivered in signal context.
 //
-// On the CPU clock, where perf events are allowed, the kernel sends the ticks: a perf event on
+// On the CPU clock with SCRIPTPROF_TASK_CLOCK=kernel, where perf events are allowed, the kernel
+// sends the ticks: a perf event on
 // the thread's task clock sends it a SIGTRAP when it has run to its next tick, on its way back
 // to its own code, so that a tick in a system call goes to the code that made it and none cuts
 // a sleep (direct_ticks.hpp). The handler crosses the ticks and times the next. No thread is
 // added to the process and none wakes for a tick. Elsewhere (the wall clock, perf events
-// refused, a signal of the program's choosing, a tracer attached, SCRIPTPROF_TASK_CLOCK=off or
-// alarm, valgrind) a watcher thread decides and a signal delivers, as follows.
+// refused, a signal of the program's choosing, a tracer attached, valgrind, and for now by
+// default) a watcher thread decides and a signal delivers, as follows.
 //
 // A watcher thread decides and a signal delivers. Why not a CPU-clock POSIX timer: on these
 // machines those deliver at most ~250 signals/s (the kernel tick). Why not a timer aimed at the
