@@ -199,6 +199,9 @@ class SamplingTimer {
   void take_asked_rate(std::uint64_t program, bool signalled);
   std::uint64_t stop_direct();  // stop()'s part for kernel-sent ticks
   void note_handler_lost();     // handler_lost_ns() from now, unless already said
+  // A handler's own time, from `began` (monotonic) and the tick's CPU reading `raw`, taken out
+  // of program time (signal context, outside enter/leave_profiler).
+  void exclude_handler(std::uint64_t began, std::uint64_t raw);
   std::uint64_t program_at(std::uint64_t raw) const;
   std::uint64_t reported(std::uint64_t program) const;
   // Runs `step` (a clock read and what follows from it) until no signal handler excluded its

@@ -349,19 +349,22 @@ void SamplingTimer::on_signal() {
   const std::uint64_t ticks = ready_.exchange(0, std::memory_order_acq_rel);
   const std::uint64_t off_cpu = std::min(ticks, ready_off_cpu_.exchange(0, std::memory_order_acq_rel));
   if (ticks) handler_(context_, ticks, off_cpu, reported(program_at(since ? since : raw)));
-  // Inside the profiler's work the whole stretch is excluded by leave_profiler(): adding the
-  // handler's time too would exclude it twice and move program time backwards.
-  if (!since) {
-    const std::uint64_t done = monotonic_ns();
-    std::uint64_t spent = done > began ? done - began : 0;
-    // Long (preempted, or a slow build): no more than the thread's clock ran since the
-    // watcher's reading, so program time cannot step back below the tick's.
-    if (cpu && spent > kShortStretchNs) {
-      const std::uint64_t t = now();
-      spent = std::min(spent, t > raw ? t - raw : 0);
-    }
-    excluded_handler_.fetch_add(spent, std::memory_order_relaxed);
+  if (!since) exclude_handler(began, raw);
+}
+
+// Inside the profiler's work the whole stretch is excluded by leave_profiler(): adding the
+// handler's time too would exclude it twice and move program time backwards; so the handlers
+// call this only outside it.
+void SamplingTimer::exclude_handler(std::uint64_t began, std::uint64_t raw) {
+  const std::uint64_t done = monotonic_ns();
+  std::uint64_t spent = done > began ? done - began : 0;
+  // Long (preempted, or a slow build): no more than the thread's clock ran since the tick's
+  // reading `raw`, so program time cannot step back below the tick's.
+  if (settings_.clock == TimerClock::Cpu && spent > kShortStretchNs) {
+    const std::uint64_t t = now();
+    spent = std::min(spent, t > raw ? t - raw : 0);
   }
+  excluded_handler_.fetch_add(spent, std::memory_order_relaxed);
 }
 
 // Signal context, on the profiled thread: the kernel's signal for the task clock. Crosses the
@@ -388,15 +391,7 @@ void SamplingTimer::on_direct_signal() {
     direct_->next_in(next_tick_ - program + excluded_per_tick_);
   }
   if (ticks) handler_(context_, ticks, 0, reported(program));
-  if (!since) {
-    const std::uint64_t done = monotonic_ns();
-    std::uint64_t spent = done > began ? done - began : 0;
-    if (spent > kShortStretchNs) {
-      const std::uint64_t t = now();
-      spent = std::min(spent, t > raw ? t - raw : 0);
-    }
-    excluded_handler_.fetch_add(spent, std::memory_order_relaxed);
-  }
+  if (!since) exclude_handler(began, raw);
 }
 
 void SamplingTimer::take_asked_rate(std::uint64_t program, bool signalled) {
@@ -433,8 +428,7 @@ SamplingTimer::SendResult SamplingTimer::send_signal() {
   // The program may have replaced or ignored our handler (signal(sig, SIG_DFL) would make the
   // next signal end the process): then no signal, and from when is said.
   if (!signal_->handler_is_ours()) {
-    std::uint64_t expected = 0;
-    handler_lost_ns_.compare_exchange_strong(expected, std::max<std::uint64_t>(1, program_at(now())));
+    note_handler_lost();
     return SendResult::NotSent;
   }
   handler_lost_ns_.store(0, std::memory_order_relaxed);  // put back: ticks go on
