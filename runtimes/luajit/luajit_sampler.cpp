@@ -175,13 +175,26 @@ void LuaJitSampler::on_safe_point(lua_State* L, int vmstate) {
         // The VM state the tick found: the collector, the compiler and C code are frames of their
         // own, under the Lua code that was running when they ran. (LuaJIT calls back after a C
         // function returned: which one ran is gone, but its time is not its Lua caller's own.)
-        if (vmstate == 'G' || vmstate == 'J' || vmstate == 'C') {
+        // LuaJIT tells the state of the first tick only: its handler notes it as it sets the
+        // hook, and the ticks after find the hook set. The compiler runs for microseconds, then
+        // the trace it made runs on to the next safe point: in 'f' mode the next call or return,
+        // a compiled loop's whole length (a 0.2 s loop whose first tick fell in its own compile
+        // came out all "(jit)"). So the compiler has one tick, and the rest are compiled code's.
+        const bool compiler = vmstate == 'J';
+        const std::uint64_t first = compiler ? 1 : w.ticks;
+        if (vmstate == 'G' || compiler || vmstate == 'C') {
           using Pseudo = LuaJitFunctionTable::Pseudo;
-          frames_.push_back(functions_.pseudo(vmstate == 'G' ? Pseudo::Gc : vmstate == 'J' ? Pseudo::Jit : Pseudo::CCode));
+          frames_.push_back(functions_.pseudo(vmstate == 'G' ? Pseudo::Gc : compiler ? Pseudo::Jit : Pseudo::CCode));
           lines_.push_back(0);
         }
-        const NodeId leaf = sampling.record(SampleKind::Time, w.ticks, process, w.since_ns);
-        if (!frames_.empty() && leaf != kNoNode) engine_.add_jit_share(leaf, w.ticks, vmstate == 'N');
+        const NodeId leaf = sampling.record(SampleKind::Time, first, process, w.since_ns);
+        if (!frames_.empty() && leaf != kNoNode) engine_.add_jit_share(leaf, first, vmstate == 'N');
+        if (w.ticks > first) {
+          frames_.pop_back();
+          lines_.pop_back();
+          const NodeId rest = sampling.record(SampleKind::Time, w.ticks - first, process);
+          if (!frames_.empty() && rest != kNoNode) engine_.add_jit_share(rest, w.ticks - first, true);
+        }
       }
     }
   }
