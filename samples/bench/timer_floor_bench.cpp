@@ -135,16 +135,16 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("== sleeps a tick cut short: 1000 frames of 0.3 ms work and a 1 ms sleep, 1 kHz (goal: at most 1)\n");
-  // The CPU clock three ways: the kernel's SIGTRAP where perf events are allowed (asked for),
-  // the watcher woken by the task clock alarm, and the watcher polling, as where perf events
-  // are refused (Debian's default perf_event_paranoid for ordinary users).
+  // The CPU clock two ways: the kernel's SIGTRAP where perf events are allowed, and the watcher
+  // polling, as where perf events are refused (Debian's default perf_event_paranoid for
+  // ordinary users).
   struct Delivery {
     scriptprof::TimerClock clock;
     const char* task_clock;  // SCRIPTPROF_TASK_CLOCK for the row, or null
   };
   for (bool system_calls : {false, true})
-    for (Delivery d : {Delivery{scriptprof::TimerClock::Cpu, "kernel"}, Delivery{scriptprof::TimerClock::Cpu, "alarm"},
-                       Delivery{scriptprof::TimerClock::Cpu, "off"}, Delivery{scriptprof::TimerClock::Wall, nullptr}}) {
+    for (Delivery d : {Delivery{scriptprof::TimerClock::Cpu, "kernel"}, Delivery{scriptprof::TimerClock::Cpu, "off"},
+                       Delivery{scriptprof::TimerClock::Wall, nullptr}}) {
       const auto clock = d.clock;
       std::string delivery;
       // A row sets the switch for its run only: a value the caller gave is put back.

@@ -277,10 +277,8 @@ TEST_CASE("the program's own interval timer and SIGALRM handler work unchanged b
 // The CPU clock's ticks after a sleep. A frame: `first` (50 us of CPU) right after a 1 ms sleep,
 // then `second` (200 us). Polling a sleeper every 200 us, the watcher saw the wake late and
 // the ticks due in `first` landed in `second` (first's share 0.125-0.132 for 0.204 with
-// SCRIPTPROF_TASK_CLOCK=off and this check forced). The task clock alarm rings when the thread
-// has run to its tick, sleep or not; with the scheduler's default slice the watcher it woke
-// then waited behind the running thread (0.15-0.16), with a short one it preempts it
-// (0.19-0.20).
+// SCRIPTPROF_TASK_CLOCK=off and this check forced). The kernel's ticks come when the thread has
+// run to its tick, sleep or not.
 namespace {
 std::atomic<int> g_phase{0};
 std::atomic<std::uint64_t> g_phase_ticks[2];
@@ -292,9 +290,9 @@ std::uint64_t thread_cpu_ns() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
 }
-// The watcher's latency is what these shares measure; a sanitizer's slower code adds to it (the
-// alarm's first phase read 0.164 for 0.208 once under ASan): the normal build holds the figure,
-// the sanitized ones check the same paths with room for their speed.
+// The watcher's latency is what the polled shares measure; a sanitizer's slower code adds to it
+// (a watcher woken by the thread's CPU time read 0.164 for 0.208 once under ASan): the normal
+// build holds the figure, the sanitized ones check the same paths with room for their speed.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr double kSanitizerSlack = 0.03;
 #else
@@ -346,8 +344,8 @@ PhaseShares run_frames(SamplingTimer& timer, AfterSleep after_sleep) {
   return r;
 }
 // A watcher-paced share is as late as the watcher's thread is scheduled: on a shared machine a
-// busy neighbour makes one run read low (the alarm's first phase 0.08-0.10 for 0.20, now and
-// then, with no change in the code). Noise only delays the watcher; a timer that aims right
+// busy neighbour makes one run read low (a watcher woken by the thread's CPU time, since
+// removed, read 0.08-0.12 for 0.20 on some days, 0.19-0.20 on others, with no change in code). Noise only delays the watcher; a timer that aims right
 // reaches the truth in one of three runs, and one that aims wrong in none. The closest run.
 template <class Run>
 PhaseShares closest_of_three(double sds, double slack, Run run) {
@@ -363,8 +361,8 @@ PhaseShares closest_of_three(double sds, double slack, Run run) {
 
 namespace {
 // SCRIPTPROF_TASK_CLOCK set for a scope: "off" (perf events refused, as for an ordinary user
-// on Debian: the watcher polls) or "alarm" (the watcher with the task clock alarm); the value
-// there was before, or none, put back after.
+// on Debian: the watcher polls) or "kernel" (the kernel's ticks where it can); the value there
+// was before, or none, put back after.
 class TaskClockAs {
  public:
   explicit TaskClockAs(const char* value) : had_(std::getenv("SCRIPTPROF_TASK_CLOCK") != nullptr) {
@@ -384,7 +382,7 @@ class TaskClockAs {
 };
 }  // namespace
 
-// Kernel-sent ticks (SCRIPTPROF_TASK_CLOCK=kernel, where perf events are allowed): the kernel
+// Kernel-sent ticks (where perf events are allowed): the kernel
 // signals the thread when it has run to its tick, on its way back to its own code.
 TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs then - kernel-sent ticks", "[serial]") {
   const TaskClockAs kernel("kernel");
@@ -402,40 +400,6 @@ TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs the
   REQUIRE(r.ticks > 1000);
   CHECK(r.near(3, 0.01 + kSanitizerSlack));
   CHECK(timer.signals() <= static_cast<std::uint64_t>(r.ticks) * 11 / 10);  // about one signal a tick
-}
-
-TEST_CASE("on the CPU clock the ticks after a sleep reach the code that runs then - the task clock alarm", "[serial]") {
-  const char* off = std::getenv("SCRIPTPROF_TASK_CLOCK");
-  if (off && std::strcmp(off, "off") == 0) {
-    WARN("SCRIPTPROF_TASK_CLOCK=off: nothing to check");
-    return;
-  }
-  const TaskClockAs alarm("alarm");
-  std::string delivery;
-  bool refused = false;
-  const double sds = 3, slack = 0.01 + kSanitizerSlack;
-  const PhaseShares r = closest_of_three(sds, slack, [&] {
-    SamplingTimer timer;
-    std::string error;
-    // As the adapters do: ticks due just before the thread blocked go to the code that blocked
-    // (the sleep, in the second phase), handed over from the watcher's thread.
-    REQUIRE(timer.start(cpu_1k(count_by_phase), count_by_phase, nullptr, &error));
-    delivery = timer.delivery();
-    refused = delivery.find("perf_event_open") != std::string::npos;  // the system refuses perf events
-    if (refused) {
-      timer.stop();
-      return PhaseShares{};
-    }
-    return run_frames(timer, [] {});
-  });
-  if (refused) {
-    WARN("no task clock alarm here: " << delivery);
-    return;
-  }
-  CHECK(delivery.find("task clock alarm") == 0);
-  INFO(delivery << ": first phase " << r.first << " of " << r.ticks << " ticks; its CPU share " << r.truth);
-  REQUIRE(r.ticks > 1000);
-  CHECK(r.near(sds, slack));
 }
 
 namespace {
@@ -507,7 +471,7 @@ TEST_CASE("polled CPU clock: the watcher signals a sleeper from its CPU, and lea
 // the wake) calls cross_at_wake, which aims the watcher at the next tick. Without that arm the
 // first phase got 0.125-0.132 of the ticks for 0.204 of the CPU time; with it 0.161-0.209
 // (mean 0.185 over 9 runs): a sleep the watcher was not looking in (about one in nine, its
-// sleep aimed at a tick past it) is not armed. Hence the wider margin than the alarm's.
+// sleep aimed at a tick past it) is not armed. Hence the wider margin than the kernel's.
 namespace {
 std::atomic<bool> g_wake_armed{false};
 void arm_wake(void*, std::uint64_t ticks, std::uint64_t, std::uint64_t) {  // the watcher's thread

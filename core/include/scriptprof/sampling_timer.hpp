@@ -35,18 +35,16 @@
 // time; with these gaps each tick's phase within such a repetition is uniform and independent
 // of the last.
 //
-// On the CPU clock the watcher does not rely on polling a thread that sleeps to see when it has
-// run to its next tick: where perf events are allowed, a task clock alarm (task_clock_alarm.hpp:
-// the kernel's count of the thread's CPU time), armed by the watcher when it finds the thread
-// blocked, wakes it then (its looks once a millisecond stay as a floor). Polled, the ticks due
-// just after a wake waited up to 200 us for the next look and went to whatever ran then.
-// SCRIPTPROF_TASK_CLOCK=off, or a system that refuses perf events, keeps the polling;
-// delivery() says which. The looks at a blocked thread and the alarm are blocked_looks.hpp's,
-// the signal and its handler timer_signal.hpp's. The watcher also asks the scheduler for a short
-// slice, and leaves the profiled thread's CPU when it is woken late there
-// (watcher_scheduling.hpp), so that its wake-ups reach that thread at once. Polled, it signals
-// a thread that blocked lately from that thread's CPU, where no signal can be in flight while
-// the thread enters a sleep.
+// On the CPU clock, where perf events are allowed (kernel 5.18 or later, no tracer), the kernel
+// sends each tick itself when the thread has run to it (direct_ticks.hpp): no watcher thread,
+// no guess at when a sleeper woke. Elsewhere (perf events refused, as for an ordinary user on
+// Debian; SCRIPTPROF_TASK_CLOCK=off; ThreadSanitizer; valgrind) a watcher thread polls the
+// thread's CPU clock; delivery() says which, and why. The watcher's looks at a blocked thread
+// are blocked_looks.hpp's, the signal and its handler timer_signal.hpp's. The watcher also asks
+// the scheduler for a short slice, and leaves the profiled thread's CPU when it is woken late
+// there (watcher_scheduling.hpp), so that its wake-ups reach that thread at once. It signals a
+// thread that blocked lately from that thread's CPU, where no signal can be in flight while the
+// thread enters a sleep.
 //
 // Delivery on the thread instead (TimerSettings::on_thread): the watcher calls the handler
 // itself and the profiled thread gets no signal at all. For an adapter whose arm() may run
@@ -109,8 +107,8 @@ struct TimerSettings {
   int signal = 0;
   // Signal delivery: the ticks due while the thread is blocked go to this handler on the
   // watcher thread as they fall due (it arms the thread's wake-up), not to the signal handler
-  // once the thread runs again, when its stack may have moved on. Null: they wait. On the CPU
-  // clock without the task clock alarm it is also called with no tick, once a block, so that
+  // once the thread runs again, when its stack may have moved on. Null: they wait. On the polled
+  // CPU clock it is also called with no tick, once a block, so that
   // the wake's first safe point calls cross_at_wake (see hand_over_blocked).
   TickHandler on_blocked = nullptr;
   // Start without ticks until set_period() gives a rate (a run a profile server drives).
@@ -163,9 +161,9 @@ class SamplingTimer {
   std::uint64_t handler_lost_ns() const { return handler_lost_ns_.load(std::memory_order_relaxed); }
   // The signal this timer delivers with (valid once started).
   int signal_number() const { return signal_number_; }
-  // How ticks reach the thread, for health(): "task clock, the kernel's SIGTRAP", "task
-  // clock alarm, queued signal", "polled CPU clock, queued signal (...why no alarm)", "polled
-  // wall clock, queued signal" or "on the timer's thread".
+  // How ticks reach the thread, for health(): "task clock, the kernel's SIGTRAP", "polled CPU
+  // clock, queued signal (...why not the kernel's)", "polled wall clock, queued signal" or "on
+  // the timer's thread".
   std::string delivery() const;
 
   // Signal-context entries (public for the process-wide handler only): a signal the watcher
@@ -183,9 +181,6 @@ class SamplingTimer {
   std::uint64_t check_ticks();
   void watch();  // the watcher thread
   bool hand_over_blocked(std::uint64_t program);  // to settings_.on_blocked (watcher only)
-  // The delay to the next look at a blocked thread, the alarm armed to ring when the thread has
-  // run to its next tick, or at once when `pending` ticks wait for it (watcher only).
-  std::uint64_t look_at_blocked(std::uint64_t program, bool pending);
   void wake_watcher();  // stop(), set_period(): the watcher looks at its flags at once
   // Queues the signal to the profiled thread if its handler is still ours and it runs (watcher
   // only). NotSent: the handler is not ours, or the queue is full.
@@ -256,12 +251,13 @@ class SamplingTimer {
   pid_t thread_tid_ = 0;                               // the profiled thread
   std::unique_ptr<TimerSignal> signal_;                // its handler's registry slot, and the sending
   std::unique_ptr<ThreadObserver> observer_;           // whether the thread runs, and where (watcher only)
-  std::unique_ptr<BlockedLooks> looks_;                // the looks at a blocked thread, and the alarm
+  std::unique_ptr<BlockedLooks> looks_;                // the pace of the looks at a blocked thread
   std::unique_ptr<WatcherScheduling> scheduling_;      // where the watcher runs (watcher only)
   // Kernel-sent ticks (direct_ticks.hpp). While they run, next_tick_, rng_, paused_ and
   // settings_.period_ns are the handler's: set_period() asks through the two atomics below.
   std::unique_ptr<DirectTicks> direct_;
   bool kernel_sends_ = false;                          // this run's ticks are the kernel's (set by start())
+  std::string why_polled_;                             // on the polled CPU clock: why not the kernel's
   std::atomic<std::uint64_t> asked_period_{0};         // the rate set_period() asked (0: paused)
   std::atomic<std::uint64_t> asked_count_{0};          // how many times it asked
   std::uint64_t asked_seen_ = 0;                       // the handler has taken up this many

@@ -16,14 +16,12 @@
 // Each signal carries the timer's token (the event's sig_data, siginfo's si_perf_data), by
 // which the process-wide handler finds the timer and tells it from a debugger's SIGTRAP.
 //
-// Taken only with SCRIPTPROF_TASK_CLOCK=kernel for now (a LuaJIT adapter test is intermittent
-// with it: see usable()). Not taken, and the watcher delivers ticks instead (usable() says
-// why): perf events refused
-// (perf_event_paranoid 3 for ordinary users, seccomp, containers) or limited to user time
-// (paranoid 2), kernels before 5.18, a tracer attached (a debugger would stop at every tick),
-// valgrind (a system call in every handler, which memcheck misreads), a ThreadSanitizer build
-// (it runs a SIGTRAP handler at once, inside its own locks), a signal asked for by the
-// program.
+// Not taken, and the watcher polls the thread's CPU clock instead (usable() says why): perf
+// events refused (perf_event_paranoid 3 for ordinary users, seccomp, containers) or limited to
+// user time (paranoid 2), kernels before 5.18, a tracer attached (a debugger would stop at
+// every tick), valgrind (a system call in every handler, which memcheck misreads), a
+// ThreadSanitizer build (it runs a SIGTRAP handler at once, inside its own locks), a signal
+// asked for by the program, SCRIPTPROF_TASK_CLOCK set to anything but "kernel".
 #pragma once
 #include <cstdint>
 #include <string>

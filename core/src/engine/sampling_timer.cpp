@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -111,8 +112,8 @@ bool SamplingTimer::start(const TimerSettings& settings, TickHandler handler, vo
     }
     if (!kernel_sends_) {
       observer_->open(thread_tid_, thread_cpu_);
-      // The watcher is parked: the alarm is its to use from here to stop().
-      looks_->begin(settings.clock == TimerClock::Cpu, thread_tid_);
+      looks_->begin();  // the watcher is parked
+      why_polled_ = settings.clock == TimerClock::Cpu ? why_not : std::string();
     }
   }
   excluded_profiler_ = 0;
@@ -187,10 +188,7 @@ SamplingTimer::SamplingTimer()
       scheduling_(std::make_unique<WatcherScheduling>()),
       direct_(std::make_unique<DirectTicks>()) {}
 
-void SamplingTimer::wake_watcher() {
-  thread_wake_.notify_all();
-  looks_->interrupt();
-}
+void SamplingTimer::wake_watcher() { thread_wake_.notify_all(); }
 
 SamplingTimer::~SamplingTimer() {
   stop();
@@ -215,7 +213,6 @@ std::uint64_t SamplingTimer::stop() {
   }
   signal_->release();
   observer_->close();  // the watcher is parked
-  looks_->end();  // the watcher is parked
   stopped_program_ns_ = reported(program_at(profiler_since_.load() ? profiler_since_.load() : now()));
   // Ticks crossed but not handled yet, and those completed since: no handler runs now. Those
   // of a thread blocked until now are off-CPU (the wall clock's).
@@ -451,20 +448,14 @@ SamplingTimer::SendResult SamplingTimer::send_signal() {
 // The polled CPU clock, at rates where a wake-up that waits behind the thread on its CPU is
 // less than a period late: the watcher signals a thread that sleeps from that thread's CPU.
 bool SamplingTimer::follows_sleepers() const {
-  return settings_.clock == TimerClock::Cpu && !looks_->rings() && settings_.period_ns >= kFollowMinPeriodNs;
-}
-
-// The delay to the next look at a blocked thread, with the alarm (if any) armed to ring when
-// it has run to its next tick, or at once (`pending`: ticks wait for it).
-std::uint64_t SamplingTimer::look_at_blocked(std::uint64_t program, bool pending) {
-  return looks_->arm(pending || next_tick_ <= program ? 0 : next_tick_ - program);
+  return settings_.clock == TimerClock::Cpu && settings_.period_ns >= kFollowMinPeriodNs;
 }
 
 // Hands the waiting ticks of a thread that the kernel says is asleep to on_blocked, which arms
 // its wake-up: they then reach the stack it blocked in, where a signal once it runs again would
 // find whatever ran up to a poll later (a sleeper that returns at once would be gone). True
 // when they were handed over.
-// On the CPU clock no tick falls due while the thread sleeps, and without the alarm the first
+// On the CPU clock no tick falls due while the thread sleeps, and the first
 // after its wake waited for the next look (up to 200 us), into whatever ran by then (a LÖVE
 // game's love.update, right after the event pump that follows each frame's sleep, came out 4-6
 // points over its CPU share at 1 kHz). Its wake is armed with no tick, once a block: the first
@@ -472,7 +463,7 @@ std::uint64_t SamplingTimer::look_at_blocked(std::uint64_t program, bool pending
 bool SamplingTimer::hand_over_blocked(std::uint64_t program) {
   if (in_flight_.load(std::memory_order_acquire)) return false;
   const bool ready = ready_.load(std::memory_order_acquire) != 0;
-  const bool arm_wake = !ready && !wake_armed_ && settings_.clock == TimerClock::Cpu && !looks_->rings();
+  const bool arm_wake = !ready && !wake_armed_ && settings_.clock == TimerClock::Cpu;
   if (!ready && !arm_wake) return false;
   if (observer_->state(true) != ThreadObserver::State::Blocked) return false;  // waiting for a CPU: not asleep
   const std::uint64_t ticks = ready_.exchange(0, std::memory_order_acq_rel);
@@ -549,7 +540,7 @@ std::uint64_t SamplingTimer::check_ticks() {
         observer_->asleep())
       blocked_seen_ns_ = last_look_ns_;
     if (runs || woke_) wake_armed_ = false;  // it woke: its next block is armed again
-    if (!runs && settings_.on_blocked && hand_over_blocked(program)) return look_at_blocked(program, false);
+    if (!runs && settings_.on_blocked && hand_over_blocked(program)) return looks_->pace();
     if (ready_.load(std::memory_order_acquire) && runs && !in_flight_.load(std::memory_order_acquire)) {
       const SendResult sent = send_signal();
       // Blocked after all: the thread ran since the last look, then blocked. On the wall clock
@@ -560,24 +551,15 @@ std::uint64_t SamplingTimer::check_ticks() {
         // As for a thread found blocked above: its ticks go to the stack it blocked in.
         looks_->saw(false, last_look_ns_);
         blocked_seen_ns_ = last_look_ns_;
-        if (settings_.on_blocked && hand_over_blocked(program)) return look_at_blocked(program, false);
-        return look_at_blocked(program, true);
+        if (settings_.on_blocked) hand_over_blocked(program);
+        return looks_->pace();
       }
       if (sent == SendResult::NotSent) return looks_->pace();  // the handler is not ours, or the queue full
     }
     // Waiting ticks of a blocked thread: look again soon, so that they reach the stack it
     // wakes in rather than one that ran a period later.
-    if (ready_.load(std::memory_order_relaxed) && !runs) return look_at_blocked(program, true);
-    if (!runs) blocked_poll = look_at_blocked(program, false);
-    // With the alarm, a blocked thread waits for its ring (armed above: no other CPU is
-    // interrupted, the thread is off its CPU) or the next look. A thread that runs is aimed at
-    // by the clock, as ever. (Arming from the tick's handler instead, for every tick, put system
-    // calls in the signal handler, which valgrind's memcheck, with other processes on the
-    // cores, then reported as writes below the stack.)
-    if (looks_->rings() && blocked_poll) {
-      missed_ = woke_ = false;
-      return blocked_poll;
-    }
+    if (ready_.load(std::memory_order_relaxed) && !runs) return looks_->pace();
+    if (!runs) blocked_poll = looks_->pace();
   }
   // Aim at the next tick. Program time runs no faster than the monotonic clock: sleeping the
   // program time still ahead never oversleeps it. After two checks in a row too early while the
@@ -619,7 +601,7 @@ void SamplingTimer::watch() {
       }
       const std::uint64_t due = monotonic_ns() + delay;
       next_look_ns_ = due;
-      looks_->sleep(lock, thread_wake_, delay);  // stop() and set_period() end it
+      thread_wake_.wait_for(lock, std::chrono::nanoseconds(std::max<std::uint64_t>(delay, 1000)));  // stop() and set_period() end it
       if (!active_.load(std::memory_order_acquire) || paused_) continue;
       if (monotonic_ns() > due + WatcherScheduling::kLateWakeNs) scheduling.woke_late(observer_->processor());
       if (settings_.on_thread) signals_.fetch_add(1, std::memory_order_relaxed);
@@ -634,7 +616,7 @@ std::string SamplingTimer::delivery() const {
   if (settings_.on_thread) return "on the timer's thread";
   if (kernel_sends_) return "task clock, the kernel's SIGTRAP";
   if (settings_.clock == TimerClock::Wall) return "polled wall clock, queued signal";
-  return looks_->how(", queued signal");
+  return "polled CPU clock, queued signal" + (why_polled_.empty() ? std::string() : " (" + why_polled_ + ")");
 }
 
 }  // namespace scriptprof

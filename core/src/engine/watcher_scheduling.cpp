@@ -45,8 +45,7 @@ void WatcherScheduling::begin() {
   joined_ = -1;
 }
 
-// A wake-up raised on the profiled thread's CPU (the task clock alarm's ring, an interrupt
-// there) puts the watcher on that CPU, and its later timer wake-ups keep it there. Mostly it
+// A wake-up raised on the profiled thread's CPU (an interrupt there) puts the watcher on that CPU, and its later timer wake-ups keep it there. Mostly it
 // then preempts the thread at once (its short slice), the quickest a wake-up can reach it: a
 // wake-up across CPUs costs 60-80 us more on these virtual machines. But at times the kernel
 // lets the thread run on first, up to 900 us: the ticks it was woken for reached the thread
@@ -72,8 +71,7 @@ void WatcherScheduling::woke_late(int thread_cpu) {
 // Why on the thread's CPU: from another CPU a signal sent while the thread runs reaches it
 // after an interrupt between the CPUs (several microseconds on these virtual machines), and a
 // thread that entered nanosleep meanwhile has its sleep cut short. That was 2-7 sleeps in 1000
-// (1 ms sleeps at 1 kHz, polled CPU clock); on its CPU, none in 20,000. The task clock alarm
-// needs none of this: its ring wakes the watcher on the thread's CPU already.
+// (1 ms sleeps at 1 kHz, polled CPU clock); on its CPU, none in 20,000.
 void WatcherScheduling::follow(int thread_cpu) {
   if (count_ < 2) return;
   if (thread_cpu < 0 || !CPU_ISSET(thread_cpu, &allowed_)) {
