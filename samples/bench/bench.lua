@@ -148,12 +148,17 @@ for _, c in ipairs(accuracy_configs) do
   for i, a in ipairs(w.accuracy) do
     local samples = {}
     for j = 1, #a[3] do samples[j] = 0 end
+    local runs = {}  -- each run's health, for a result that is not sane
     for _ = 1, rounds do
       profiler.statprof(a[2], c[2])
       for j, part in ipairs(a[3]) do
         local cd = profiler.proc_call_data(part[1])
         samples[j] = samples[j] + (cd and profiler.call_data_cum_samples(cd) or 0)
       end
+      local h = profiler.health()
+      runs[#runs + 1] = string.format("%s; %s signals, %s merged, %s dropped, %s excluded", tostring(h.timer),
+                                      tostring(h.signals), tostring(h.ticks_merged), tostring(h.dropped),
+                                      tostring(h.excluded))
       -- The names the profile must show, each with samples of its own (at 1000 Hz and up:
       -- a C function's few percent can get no sample at 100 Hz in a short run).
       for _, prefix in ipairs(c[3] >= 1000 and a[4] or {}) do
@@ -181,7 +186,8 @@ for _, c in ipairs(accuracy_configs) do
     worst = math.max(worst, err)
     line = line .. string.format(" %11.2f", err)
     if c[3] >= 1000 then
-      sane(total > 0 and err < 30, "%s on %s: %d samples, error %.1f pp", c[1], a[1], total, err)
+      sane(total > 0 and err < 30, "%s on %s: %d samples, error %.1f pp (parts %s; %s)", c[1], a[1], total, err,
+           table.concat(samples, "/"), table.concat(runs, " | "))
     end
   end
   worst_error[c[1]] = worst

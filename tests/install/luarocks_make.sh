@@ -2,8 +2,11 @@
 # `luarocks make` as a Lua user runs it in the checkout ($1), into a temporary tree: the module
 # loads in lua5.4 from the tree's cpath and profiles, and the tree's luaprof runs a script; then
 # as typed (Lua 5.1 on Debian), and for 5.3 with SCRIPTPROF_ROCKS_ALL=1.
-# (Its builds run niced: the tests beside it on the machine's cores measure time.)
+# (Its builds run niced: the tests beside it on the machine's cores measure time. Each is a cold
+# build of the project, ~3 min of one core here: on one job it took more than the test's 15 min
+# once beside a busy neighbour, so it takes whatever core is idle.)
 set -euo pipefail
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 src=$1
 source "$src/tests/lib/output_checks.sh"
 tree=$(mktemp -d)
