@@ -345,8 +345,9 @@ PhaseShares run_frames(SamplingTimer& timer, AfterSleep after_sleep) {
 }
 // A watcher-paced share is as late as the watcher's thread is scheduled: on a shared machine a
 // busy neighbour makes one run read low (a watcher woken by the thread's CPU time, since
-// removed, read 0.08-0.12 for 0.20 on some days, 0.19-0.20 on others, with no change in code). Noise only delays the watcher; a timer that aims right
-// reaches the truth in one of three runs, and one that aims wrong in none. The closest run.
+// removed, read 0.08-0.12 for 0.20 on some days, 0.19-0.20 on others, with no change in code).
+// Noise only delays the watcher; a timer that aims right reaches the truth in one of three
+// runs, and one that aims wrong in none. The closest run.
 template <class Run>
 PhaseShares closest_of_three(double sds, double slack, Run run) {
   PhaseShares best = run();

@@ -1,13 +1,13 @@
 // The sampling timer: turns elapsed *program* time into ticks, delivered in signal context.
 //
-// On the CPU clock with SCRIPTPROF_TASK_CLOCK=kernel, where perf events are allowed, the kernel
-// sends the ticks: a perf event on
-// the thread's task clock sends it a SIGTRAP when it has run to its next tick, on its way back
-// to its own code, so that a tick in a system call goes to the code that made it and none cuts
-// a sleep (direct_ticks.hpp). The handler crosses the ticks and times the next. No thread is
-// added to the process and none wakes for a tick. Elsewhere (the wall clock, perf events
-// refused, a signal of the program's choosing, a tracer attached, valgrind, and for now by
-// default) a watcher thread decides and a signal delivers, as follows.
+// On the CPU clock, where perf events are allowed (Linux 5.18 or later, no tracer), the kernel
+// sends the ticks: a perf event on the thread's task clock sends it a SIGTRAP when it has run
+// to its next tick, on its way back to its own code, so that a tick in a system call goes to
+// the code that made it and none cuts a sleep (direct_ticks.hpp). The handler crosses the ticks
+// and times the next. No thread is added to the process and none wakes for a tick. Elsewhere
+// (the wall clock; perf events refused, as for an ordinary user on Debian; a signal of the
+// program's choosing; a tracer, valgrind, ThreadSanitizer; SCRIPTPROF_TASK_CLOCK=off) a watcher
+// thread decides and a signal delivers, as follows; delivery() says which, and why.
 //
 // A watcher thread decides and a signal delivers. Why not a CPU-clock POSIX timer: on these
 // machines those deliver at most ~250 signals/s (the kernel tick). Why not a timer aimed at the
@@ -35,16 +35,11 @@
 // time; with these gaps each tick's phase within such a repetition is uniform and independent
 // of the last.
 //
-// On the CPU clock, where perf events are allowed (kernel 5.18 or later, no tracer), the kernel
-// sends each tick itself when the thread has run to it (direct_ticks.hpp): no watcher thread,
-// no guess at when a sleeper woke. Elsewhere (perf events refused, as for an ordinary user on
-// Debian; SCRIPTPROF_TASK_CLOCK=off; ThreadSanitizer; valgrind) a watcher thread polls the
-// thread's CPU clock; delivery() says which, and why. The watcher's looks at a blocked thread
-// are blocked_looks.hpp's, the signal and its handler timer_signal.hpp's. The watcher also asks
-// the scheduler for a short slice, and leaves the profiled thread's CPU when it is woken late
-// there (watcher_scheduling.hpp), so that its wake-ups reach that thread at once. It signals a
-// thread that blocked lately from that thread's CPU, where no signal can be in flight while the
-// thread enters a sleep.
+// The watcher's looks at a blocked thread are blocked_looks.hpp's, the signal and its handler
+// timer_signal.hpp's. The watcher also asks the scheduler for a short slice, and leaves the
+// profiled thread's CPU when it is woken late there (watcher_scheduling.hpp), so that its
+// wake-ups reach that thread at once. On the CPU clock it signals a thread that blocked lately
+// from that thread's CPU, where no signal can be in flight while the thread enters a sleep.
 //
 // Delivery on the thread instead (TimerSettings::on_thread): the watcher calls the handler
 // itself and the profiled thread gets no signal at all. For an adapter whose arm() may run

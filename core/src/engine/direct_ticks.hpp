@@ -42,7 +42,6 @@ class DirectTicks {
   // Opens the event on thread `tid`, off, its signals carrying `token`. False with the reason.
   bool open(pid_t tid, std::uint64_t token, std::string* why_not);
   void close();
-  bool is_open() const { return fd_ >= 0; }
 
   // The next signal when the thread has run `cpu_ns` more from now (at least 10 us: the
   // kernel's floor). Async-signal-safe (one ioctl); on an event that is off it only sets the
